@@ -1,0 +1,58 @@
+"""Envelopes: an event on its way in (`NewEvent`) and as stored (`RecordedEvent`)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from events._codec import parse_payload
+from events._errors import InvalidEvent
+from events._ids import new_id
+from events._payloads import Payload
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class NewEvent:
+    """A payload with the `event_id` its writer chose: the idempotency key of the append.
+
+    Keep the object (or its `event_id`) to retry an append safely: the store recognises the id
+    and returns what it stored instead of appending twice.
+    """
+
+    payload: Payload
+    event_id: str = field(default="")
+
+    def __init__(self, payload: Payload | Mapping[str, Any], event_id: str | None = None) -> None:
+        object.__setattr__(self, "payload", parse_payload(payload))
+        object.__setattr__(self, "event_id", _canonical_uuid(event_id) if event_id else new_id())
+
+    @property
+    def type(self) -> str:
+        return str(self.payload.type)  # type: ignore[attr-defined]
+
+
+def _canonical_uuid(value: str) -> str:
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        raise InvalidEvent(f"event_id {value!r} is not a UUID") from None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedEvent:
+    """An event as stored. `schema_version` is the version it was written with; `payload` has
+    been upcast to the current model."""
+
+    position: int
+    session_id: str
+    seq: int
+    event_id: str
+    type: str
+    schema_version: int
+    recorded_at: datetime
+    prev_hash: str
+    hash: str
+    payload: Payload

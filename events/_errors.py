@@ -1,0 +1,36 @@
+"""The root of sessionstore's exceptions, and the ones the vocabulary itself raises.
+
+`events` imports nothing of ours, so the root of the tree lives here; `store` adds the
+rest and re-exports the whole tree (drawn in `store/_errors.py`).
+"""
+
+from __future__ import annotations
+
+
+class SessionStoreError(Exception):
+    """Base of every error sessionstore raises on purpose."""
+
+
+class InvalidEvent(SessionStoreError, ValueError):
+    """An event the store refuses: wrong shape, bad text, unstable numbers, too big."""
+
+
+class UnknownEventType(InvalidEvent):
+    """An event `type` that this version of the vocabulary does not know."""
+
+    def __init__(self, event_type: str) -> None:
+        super().__init__(f"unknown event type {event_type!r}")
+        self.event_type = event_type
+
+
+class UnsupportedSchemaVersion(InvalidEvent):
+    """A stored event written by a newer vocabulary than this one can read."""
+
+    def __init__(self, event_type: str, stored: int, current: int) -> None:
+        super().__init__(
+            f"{event_type} schema_version {stored} is newer than this code's {current}; "
+            "upgrade sessionstore to read it"
+        )
+        self.event_type = event_type
+        self.stored = stored
+        self.current = current

@@ -1,0 +1,167 @@
+"""Messages and their parts: what an agent loop sends to and receives from a model.
+
+Every part has a stable `id` so later events (prunes, restores, pins) can name it. Models are
+frozen: a message, once appended, is never edited; later events change only how it is shown.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from events._ids import new_id
+
+Role = Literal["system", "user", "assistant", "tool"]
+TokenCount = Annotated[int | None, Field(default=None, ge=0)]
+
+
+class FrozenModel(BaseModel):
+    """Immutable, closed models: an unknown field is an error, not silently dropped."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(FrozenModel):
+    type: Literal["text"] = "text"
+    id: str = Field(default_factory=new_id, min_length=1)
+    text: str
+    tokens: TokenCount = None
+
+
+class ReasoningPart(FrozenModel):
+    """A model's visible reasoning (or its provider's opaque signature, kept as text)."""
+
+    type: Literal["reasoning"] = "reasoning"
+    id: str = Field(default_factory=new_id, min_length=1)
+    text: str
+    tokens: TokenCount = None
+
+
+class ToolCallPart(FrozenModel):
+    """One tool call of an assistant message.
+
+    `arguments` is the JSON text exactly as the model produced it (the OpenAI wire form), so a
+    call with malformed arguments is recorded as it happened and numbers keep their text. Pass
+    `input={...}` to build it from an object instead; `.input` parses it back.
+    """
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str = Field(default_factory=new_id, min_length=1)
+    call_id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: str = "{}"
+    tokens: TokenCount = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _input_to_arguments(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "input" in data:
+            if "arguments" in data:
+                raise ValueError("give either input or arguments, not both")
+            data = dict(data)
+            tool_input = data.pop("input")
+            data["arguments"] = json.dumps(
+                tool_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                allow_nan=False,
+            )
+        return data
+
+    @property
+    def input(self) -> JsonValue:
+        """The arguments parsed as JSON, or `None` when the model produced invalid JSON."""
+        try:
+            parsed: JsonValue = json.loads(self.arguments)
+        except ValueError:
+            return None
+        return parsed
+
+
+class Truncation(FrozenModel):
+    """How a tool output was cut before the model saw it; the full output stays in the part."""
+
+    shown: str
+    direction: Literal["head", "tail"]
+    max_lines: int = Field(gt=0)
+    max_bytes: int = Field(gt=0)
+    omitted_lines: int = Field(ge=0)
+    omitted_bytes: int = Field(ge=0)
+
+
+class ToolResultPart(FrozenModel):
+    """The result of one tool call. `output` is always the original, in full."""
+
+    type: Literal["tool_result"] = "tool_result"
+    id: str = Field(default_factory=new_id, min_length=1)
+    call_id: str = Field(min_length=1)
+    name: str | None = None
+    output: str
+    is_error: bool = False
+    truncation: Truncation | None = None
+    tokens: TokenCount = None
+
+    @property
+    def shown(self) -> str:
+        """The text the model was shown: the truncated view when there is one."""
+        return self.truncation.shown if self.truncation is not None else self.output
+
+
+class FilePart(FrozenModel):
+    """A file or image, by URL or inline base64 data."""
+
+    type: Literal["file"] = "file"
+    id: str = Field(default_factory=new_id, min_length=1)
+    media_type: str = Field(min_length=1)
+    filename: str | None = None
+    url: str | None = None
+    data: str | None = None
+    tokens: TokenCount = None
+
+    @model_validator(mode="after")
+    def _has_content(self) -> FilePart:
+        if (self.url is None) == (self.data is None):
+            raise ValueError("a file part needs exactly one of url or data")
+        return self
+
+
+Part = Annotated[
+    TextPart | ReasoningPart | ToolCallPart | ToolResultPart | FilePart,
+    Field(discriminator="type"),
+]
+
+_PARTS_BY_ROLE: dict[str, frozenset[str]] = {
+    "system": frozenset({"text"}),
+    "user": frozenset({"text", "file"}),
+    "assistant": frozenset({"text", "reasoning", "tool_call", "file"}),
+    "tool": frozenset({"tool_result"}),
+}
+
+
+class Usage(FrozenModel):
+    """Token usage a provider reported for one assistant response."""
+
+    input: int = Field(default=0, ge=0)
+    output: int = Field(default=0, ge=0)
+    cache_read: int = Field(default=0, ge=0)
+    cache_write: int = Field(default=0, ge=0)
+
+
+class Message(FrozenModel):
+    id: str = Field(default_factory=new_id, min_length=1)
+    role: Role
+    parts: tuple[Part, ...] = Field(min_length=1)
+    usage: Usage | None = None
+
+    @model_validator(mode="after")
+    def _parts_fit_role(self) -> Message:
+        allowed = _PARTS_BY_ROLE[self.role]
+        for part in self.parts:
+            if part.type not in allowed:
+                raise ValueError(f"a {self.role} message cannot hold a {part.type} part")
+        ids = [part.id for part in self.parts]
+        if len(set(ids)) != len(ids):
+            raise ValueError("part ids must be unique within a message")
+        if self.usage is not None and self.role != "assistant":
+            raise ValueError("only assistant messages carry usage")
+        return self

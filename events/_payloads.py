@@ -1,0 +1,120 @@
+"""Event payloads: one pydantic model per kind of change, in one union discriminated on `type`.
+
+Principle: an event records what the model was shown, not a recipe to recompute it, so replay
+gives the same context whatever version of the code replays it. Each model states the
+`schema_version` it writes; older stored versions are upgraded on read (`events._upcasting`).
+
+Truncation is not an event of its own: a `ToolResultPart` carries its `truncation` (the exact
+text shown and the limits used) next to the full `output`, so the cut is recorded atomically
+with the result it cuts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field, JsonValue
+
+from events._messages import FrozenModel, Message
+
+CompactionReason = Literal["before_llm_call", "after_tool", "manual"]
+PartIds = Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)]
+
+
+class Payload(FrozenModel):
+    """Base of event payloads; `schema_version` is the version this code writes."""
+
+    schema_version: ClassVar[int] = 1
+
+
+class SessionStarted(Payload):
+    """Always the first event of a session: what it is and how its context is managed."""
+
+    type: Literal["SessionStarted"] = "SessionStarted"
+    title: str = ""
+    model: str = ""
+    context_window: int | None = Field(default=None, gt=0)
+    output_reserve: int = Field(default=4096, ge=0)
+    encoding: str = "cl100k_base"
+    compression: dict[str, JsonValue] = Field(default_factory=dict)
+    parent_session_id: str | None = None
+    parent_seq: int | None = Field(default=None, ge=1)
+
+
+class MessageAppended(Payload):
+    type: Literal["MessageAppended"] = "MessageAppended"
+    message: Message
+
+
+class OutputsPruned(Payload):
+    """Tool outputs that leave the live context; each shows `placeholder` instead."""
+
+    type: Literal["OutputsPruned"] = "OutputsPruned"
+    part_ids: PartIds
+    placeholder: str
+    tokens_freed: int = Field(ge=0)
+    reason: str = ""
+
+
+class OutputsRestored(Payload):
+    """Pruned or truncated outputs whose originals return to the live context."""
+
+    type: Literal["OutputsRestored"] = "OutputsRestored"
+    part_ids: PartIds
+
+
+class ContextCompacted(Payload):
+    """The head of the conversation, up to `first_kept_message_id`, replaced by `summary`."""
+
+    type: Literal["ContextCompacted"] = "ContextCompacted"
+    summary: Message
+    first_kept_message_id: str = Field(min_length=1)
+    replaced_message_ids: tuple[str, ...]
+    tokens_before: int = Field(ge=0)
+    tokens_after: int = Field(ge=0)
+    reason: CompactionReason
+    summarizer: str = Field(min_length=1)
+
+
+class MessagesReverted(Payload):
+    """An undo: the messages after `after_message_id` leave the live context (replay keeps them)."""
+
+    type: Literal["MessagesReverted"] = "MessagesReverted"
+    after_message_id: str = Field(min_length=1)
+    reverted_message_ids: tuple[str, ...]
+
+
+class MessagePinned(Payload):
+    """A message compaction must always keep."""
+
+    type: Literal["MessagePinned"] = "MessagePinned"
+    message_id: str = Field(min_length=1)
+
+
+class MessageUnpinned(Payload):
+    type: Literal["MessageUnpinned"] = "MessageUnpinned"
+    message_id: str = Field(min_length=1)
+
+
+EventPayload = Annotated[
+    SessionStarted
+    | MessageAppended
+    | OutputsPruned
+    | OutputsRestored
+    | ContextCompacted
+    | MessagesReverted
+    | MessagePinned
+    | MessageUnpinned,
+    Field(discriminator="type"),
+]
+
+PAYLOAD_TYPES: tuple[type[Payload], ...] = (
+    SessionStarted,
+    MessageAppended,
+    OutputsPruned,
+    OutputsRestored,
+    ContextCompacted,
+    MessagesReverted,
+    MessagePinned,
+    MessageUnpinned,
+)

@@ -1,0 +1,48 @@
+"""Alembic environment: migrates the database of the connection the store hands over, or of
+`sqlalchemy.url` / `$SESSIONSTORE_URL` / `sessions.db` when run as `alembic upgrade head`."""
+
+from __future__ import annotations
+
+import logging.config
+
+from alembic import context
+
+from store._engine import WRITE, make_engine, resolve_url
+from store._schema import metadata
+
+config = context.config
+target_metadata = metadata
+
+if config.config_file_name is not None and config.attributes.get("connection") is None:
+    logging.config.fileConfig(config.config_file_name, disable_existing_loggers=False)
+
+
+def run_offline() -> None:
+    context.configure(
+        url=resolve_url(config.get_main_option("sqlalchemy.url")),
+        target_metadata=target_metadata,
+        literal_binds=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        context.configure(connection=connection, target_metadata=target_metadata)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = make_engine(resolve_url(config.get_main_option("sqlalchemy.url")))
+    with engine.connect().execution_options(**{WRITE: True}) as own_connection:
+        context.configure(connection=own_connection, target_metadata=target_metadata)
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_offline()
+else:
+    run_online()

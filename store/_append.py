@@ -1,0 +1,285 @@
+"""The append path: validate everything first, then one short write transaction.
+
+Optimistic concurrency: the transaction reads the session head and moves it with
+`UPDATE sessions ... WHERE head_seq = <head read>`; zero rows means another writer won. The
+unique `(session_id, seq)` key is the backstop. Idempotency is decided only when something
+collides (a stale version or a unique-key violation): the batch's `event_id`s are looked up
+and, when all are stored with identical content, the stored events are returned instead of
+an error. The common path is therefore one SELECT, one UPDATE (or INSERT) and one INSERT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from events import (
+    GENESIS_HASH,
+    InvalidEvent,
+    NewEvent,
+    Payload,
+    RecordedEvent,
+    SessionStarted,
+    canonical_json,
+    encode_payload,
+    event_hash,
+)
+from store._engine import WRITE
+from store._errors import (
+    ConcurrencyError,
+    IdempotencyError,
+    InvalidSessionId,
+    PayloadTooLarge,
+    UnknownSession,
+)
+from store._rows import as_utc, recorded_event
+from store._schema import SESSION_ID_LENGTH, events, sessions
+
+EventLike = NewEvent | Payload | Mapping[str, Any]
+Clock = Callable[[], datetime]
+
+_ANY_VERSION_ATTEMPTS = 20
+"""With `expected_version=None` a lost race is retried on the new head this many times."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    event: NewEvent
+    data: dict[str, Any]
+    payload_json: bytes
+
+    @property
+    def type(self) -> str:
+        return self.event.type
+
+    @property
+    def schema_version(self) -> int:
+        return self.event.payload.schema_version
+
+
+class _LostRace(Exception):
+    """The head moved between our read and our write."""
+
+
+def check_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_LENGTH:
+        raise InvalidSessionId(
+            f"a session id is a string of 1 to {SESSION_ID_LENGTH} characters, "
+            f"got {session_id!r:.80}"
+        )
+    if not session_id.isprintable():
+        raise InvalidSessionId(f"session id {session_id!r:.80} has unprintable characters")
+    return session_id
+
+
+def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[_Encoded]:
+    """Validate and encode a batch before any I/O; every problem raises `InvalidEvent`."""
+    if isinstance(batch, NewEvent | Payload | Mapping) or not isinstance(batch, Sequence):
+        raise InvalidEvent("append takes a list of events")
+    if not batch:
+        raise InvalidEvent("append needs at least one event")
+    encoded = []
+    for item in batch:
+        event = item if isinstance(item, NewEvent) else NewEvent(item)
+        data, payload_json = encode_payload(event.payload)
+        if len(payload_json) > max_payload_bytes:
+            raise PayloadTooLarge(len(payload_json), max_payload_bytes, event.type)
+        encoded.append(_Encoded(event, data, payload_json))
+    ids = [item.event.event_id for item in encoded]
+    if len(set(ids)) != len(ids):
+        raise InvalidEvent("a batch holds the same event_id twice")
+    starts = [i for i, item in enumerate(encoded) if item.type == "SessionStarted"]
+    if starts and starts != [0]:
+        raise InvalidEvent("SessionStarted can only be the first event of a batch")
+    return encoded
+
+
+def append(
+    engine: Engine,
+    session_id: str,
+    batch: list[_Encoded],
+    expected_version: int | None,
+    clock: Clock,
+) -> list[RecordedEvent]:
+    """Append `batch` after the session's head, atomically; see the module docstring."""
+    for _ in range(_ANY_VERSION_ATTEMPTS):
+        try:
+            with engine.connect().execution_options(**{WRITE: True}) as conn, conn.begin():
+                return _append_once(conn, session_id, batch, expected_version, clock)
+        except (sa.exc.IntegrityError, _LostRace):
+            with engine.connect() as conn:
+                stored = _already_stored(conn, session_id, batch)
+                if stored is not None:
+                    return stored
+                if expected_version is not None:
+                    raise ConcurrencyError(
+                        session_id, expected_version, _head_seq(conn, session_id)
+                    ) from None
+    raise ConcurrencyError(session_id, -1, -1)  # pragma: no cover - needs 20 lost races in a row
+
+
+def _append_once(
+    conn: sa.Connection,
+    session_id: str,
+    batch: list[_Encoded],
+    expected_version: int | None,
+    clock: Clock,
+) -> list[RecordedEvent]:
+    head = conn.execute(
+        sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
+            sessions.c.id == session_id
+        )
+    ).first()
+    head_seq = head.head_seq if head is not None else 0
+    if expected_version is not None and expected_version != head_seq:
+        stored = _already_stored(conn, session_id, batch)
+        if stored is not None:
+            return stored
+        if head is None:
+            raise UnknownSession(session_id)
+        raise ConcurrencyError(session_id, expected_version, head_seq)
+    _check_session_start(conn, session_id, batch, is_new=head is None)
+
+    now = clock().astimezone(UTC)
+    recorded_at = max(now, as_utc(head.updated_at)) if head is not None else now
+    prev_hash = head.head_hash if head is not None else GENESIS_HASH
+    rows = []
+    for offset, item in enumerate(batch, start=1):
+        seq = head_seq + offset
+        digest = event_hash(
+            prev_hash=prev_hash,
+            event_id=item.event.event_id,
+            session_id=session_id,
+            seq=seq,
+            event_type=item.type,
+            schema_version=item.schema_version,
+            recorded_at=recorded_at,
+            payload_json=item.payload_json,
+        )
+        rows.append(
+            {
+                "session_id": session_id,
+                "seq": seq,
+                "event_id": item.event.event_id,
+                "type": item.type,
+                "schema_version": item.schema_version,
+                "payload": item.data,
+                "recorded_at": recorded_at,
+                "prev_hash": prev_hash,
+                "hash": digest,
+            }
+        )
+        prev_hash = digest
+
+    new_head = {"head_seq": head_seq + len(batch), "head_hash": prev_hash, "updated_at": recorded_at}
+    if head is None:
+        started = batch[0].event.payload
+        assert isinstance(started, SessionStarted)
+        conn.execute(
+            sessions.insert().values(
+                id=session_id,
+                title=started.title,
+                parent_id=started.parent_session_id,
+                parent_seq=started.parent_seq,
+                created_at=recorded_at,
+                **new_head,
+            )
+        )
+    else:
+        moved = conn.execute(
+            sessions.update()
+            .where(sessions.c.id == session_id, sessions.c.head_seq == head_seq)
+            .values(**new_head)
+        )
+        if moved.rowcount != 1:
+            raise _LostRace
+    positions = conn.execute(
+        events.insert().returning(events.c.position, sort_by_parameter_order=True), rows
+    ).scalars()
+    return [
+        RecordedEvent(
+            position=position,
+            session_id=session_id,
+            seq=row["seq"],
+            event_id=row["event_id"],
+            type=row["type"],
+            schema_version=row["schema_version"],
+            recorded_at=recorded_at,
+            prev_hash=row["prev_hash"],
+            hash=row["hash"],
+            payload=item.event.payload,
+        )
+        for position, row, item in zip(positions, rows, batch, strict=True)
+    ]
+
+
+def _check_session_start(
+    conn: sa.Connection, session_id: str, batch: list[_Encoded], *, is_new: bool
+) -> None:
+    first = batch[0].event.payload
+    if not is_new:
+        if isinstance(first, SessionStarted):
+            raise InvalidEvent(f"session {session_id!r} has started already")
+        return
+    if not isinstance(first, SessionStarted):
+        raise InvalidEvent(
+            f"a new session starts with a SessionStarted event, not {batch[0].type}"
+        )
+    parent = first.parent_session_id
+    if parent is not None:
+        parent_head = _head_seq(conn, parent)
+        if first.parent_seq is None or first.parent_seq > parent_head:
+            raise InvalidEvent(
+                f"parent_seq must name an event of {parent!r} (1..{parent_head}), "
+                f"got {first.parent_seq}"
+            )
+
+
+def _head_seq(conn: sa.Connection, session_id: str) -> int:
+    head = conn.execute(
+        sa.select(sessions.c.head_seq).where(sessions.c.id == session_id)
+    ).scalar_one_or_none()
+    if head is None:
+        raise UnknownSession(session_id)
+    return int(head)
+
+
+def _already_stored(
+    conn: sa.Connection, session_id: str, batch: list[_Encoded]
+) -> list[RecordedEvent] | None:
+    """The stored events when this exact batch was appended before; `None` when none of it was."""
+    ids = [item.event.event_id for item in batch]
+    rows = conn.execute(
+        sa.select(events).where(events.c.session_id == session_id, events.c.event_id.in_(ids))
+    ).all()
+    if not rows:
+        return None
+    by_id = {row.event_id: row for row in rows}
+    for item in batch:
+        row = by_id.get(item.event.event_id)
+        if row is None:
+            raise IdempotencyError(
+                session_id, item.event.event_id,
+                "part of this batch is stored already and this event is not; "
+                "retry the batch exactly as it was sent",
+            )
+        same = (
+            row.type == item.type
+            and row.schema_version == item.schema_version
+            and canonical_json(row.payload) == item.payload_json
+        )
+        if not same:
+            raise IdempotencyError(
+                session_id, item.event.event_id, "event_id is stored already with other content"
+            )
+    seqs = [by_id[event_id].seq for event_id in ids]
+    if seqs != list(range(seqs[0], seqs[0] + len(seqs))):
+        raise IdempotencyError(
+            session_id, ids[0], "these events are stored, but not as one batch in this order"
+        )
+    return [recorded_event(by_id[event_id]) for event_id in ids]

@@ -1,0 +1,88 @@
+"""Opening a database: URL resolution, SQLite's pragmas and transaction modes.
+
+SQLite write transactions start with `BEGIN IMMEDIATE`: pysqlite's lazy `BEGIN` would let a
+transaction read the head and then fail at once with "database is locked" when it tries to
+write after another process committed (SQLITE_BUSY on lock upgrade ignores the busy timeout).
+With the write lock taken up front, racing writers wait their turn and then lose cleanly on
+the optimistic-concurrency check. Reads keep a plain deferred `BEGIN` so they never queue
+behind writers (WAL lets them run alongside).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.pool import StaticPool
+
+from store._errors import DatabaseUnavailable
+
+DEFAULT_URL = "sqlite:///sessions.db"
+URL_ENV = "SESSIONSTORE_URL"
+WRITE = "sessionstore_write"
+"""Execution option that marks a connection's transaction as a write (SQLite: IMMEDIATE)."""
+
+SqliteSynchronous = Literal["NORMAL", "FULL"]
+
+
+def resolve_url(url: str | None) -> str:
+    """The URL given, else `$SESSIONSTORE_URL`, else `sessions.db` in the current folder."""
+    return url or os.environ.get(URL_ENV) or DEFAULT_URL
+
+
+def make_engine(
+    url: str,
+    *,
+    busy_timeout_ms: int = 10_000,
+    sqlite_synchronous: SqliteSynchronous = "NORMAL",
+) -> Engine:
+    """An engine for `url`; SQLite files run in WAL mode with a busy timeout."""
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        raise DatabaseUnavailable(f"not a database URL: {url!r}") from None
+    if parsed.get_backend_name() != "sqlite":
+        try:
+            return sa.create_engine(parsed, pool_pre_ping=True)
+        except ModuleNotFoundError as exc:
+            raise DatabaseUnavailable(
+                f"the driver for {parsed.drivername} is not installed ({exc.name}); "
+                "for PostgreSQL: pip install 'sessionstore[postgres]'"
+            ) from None
+    if sqlite_synchronous not in ("NORMAL", "FULL"):
+        raise ValueError(f"sqlite_synchronous must be NORMAL or FULL, not {sqlite_synchronous!r}")
+    in_memory = parsed.database in (None, "", ":memory:")
+    if in_memory:
+        engine = sa.create_engine(
+            parsed, poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
+    else:
+        folder = Path(str(parsed.database)).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise DatabaseUnavailable(f"cannot open {parsed.database}: no folder {folder}")
+        engine = sa.create_engine(parsed, connect_args={"timeout": busy_timeout_ms / 1000})
+    _use_explicit_transactions(engine, in_memory, busy_timeout_ms, sqlite_synchronous)
+    return engine
+
+
+def _use_explicit_transactions(
+    engine: Engine, in_memory: bool, busy_timeout_ms: int, synchronous: SqliteSynchronous
+) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def configure(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we emit BEGIN ourselves, below
+        cursor = dbapi_connection.cursor()
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def begin(connection: sa.Connection) -> None:
+        write = connection.get_execution_options().get(WRITE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

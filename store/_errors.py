@@ -1,0 +1,86 @@
+"""Every error sessionstore raises on purpose, in one tree:
+
+    SessionStoreError
+     ├── InvalidEvent (ValueError)        wrong shape, NUL or broken UTF-8, unstable floats
+     │    ├── UnknownEventType            a `type` this vocabulary does not know
+     │    ├── UnsupportedSchemaVersion    written by a newer sessionstore
+     │    └── PayloadTooLarge             over the store's `max_payload_bytes`
+     ├── InvalidSessionId (ValueError)
+     ├── UnknownSession (LookupError)
+     ├── ConcurrencyError                 stale `expected_version`; carries the actual one
+     ├── IdempotencyError                 an `event_id` reused for different content
+     ├── SchemaMismatch                   the database is not at this code's migration head
+     └── DatabaseUnavailable              the database cannot be opened or reached
+
+Every error raised by an append leaves the store exactly as it was.
+"""
+
+from __future__ import annotations
+
+from events import InvalidEvent, SessionStoreError, UnknownEventType, UnsupportedSchemaVersion
+
+__all__ = [
+    "ConcurrencyError",
+    "DatabaseUnavailable",
+    "IdempotencyError",
+    "InvalidEvent",
+    "InvalidSessionId",
+    "PayloadTooLarge",
+    "SchemaMismatch",
+    "SessionStoreError",
+    "UnknownEventType",
+    "UnknownSession",
+    "UnsupportedSchemaVersion",
+]
+
+
+class PayloadTooLarge(InvalidEvent):
+    def __init__(self, size: int, limit: int, event_type: str) -> None:
+        super().__init__(
+            f"{event_type} payload is {size:,} bytes, over the store's limit of {limit:,} "
+            "(SessionStore(max_payload_bytes=...))"
+        )
+        self.size = size
+        self.limit = limit
+
+
+class InvalidSessionId(SessionStoreError, ValueError):
+    """Session ids are 1 to 128 characters of printable text."""
+
+
+class UnknownSession(SessionStoreError, LookupError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session {session_id!r} in this store")
+        self.session_id = session_id
+
+    def __str__(self) -> str:  # LookupError would quote the whole message
+        return str(self.args[0])
+
+
+class ConcurrencyError(SessionStoreError):
+    """Another writer appended first. Re-read the session and decide again."""
+
+    def __init__(self, session_id: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"session {session_id!r} is at version {actual}, not the expected {expected}"
+        )
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+
+
+class IdempotencyError(SessionStoreError):
+    """An `event_id` that is already stored was sent again with different content."""
+
+    def __init__(self, session_id: str, event_id: str, detail: str) -> None:
+        super().__init__(f"session {session_id!r}, event {event_id}: {detail}")
+        self.session_id = session_id
+        self.event_id = event_id
+
+
+class SchemaMismatch(SessionStoreError):
+    """The database schema is not the one this code expects."""
+
+
+class DatabaseUnavailable(SessionStoreError):
+    """The database could not be opened or reached."""

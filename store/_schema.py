@@ -1,0 +1,60 @@
+"""The tables, declared once with SQLAlchemy Core. Alembic revisions create them; `alembic check`
+compares the two.
+
+Every unique key includes `session_id`, so `events` can be hash-partitioned or sharded by
+session without changing a key.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+metadata = sa.MetaData()
+
+Json = sa.JSON().with_variant(JSONB(), "postgresql")
+# SQLite only auto-increments an INTEGER PRIMARY KEY (the rowid alias), not a BIGINT one.
+Position = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+SESSION_ID_LENGTH = 128
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("position", Position, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(SESSION_ID_LENGTH), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("event_id", sa.String(36), nullable=False),
+    sa.Column("type", sa.String(64), nullable=False),
+    sa.Column("schema_version", sa.Integer, nullable=False),
+    sa.Column("payload", Json, nullable=False),
+    sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.UniqueConstraint("session_id", "seq", name="uq_events_session_seq"),
+    sa.UniqueConstraint("session_id", "event_id", name="uq_events_session_event_id"),
+)
+
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("id", sa.String(SESSION_ID_LENGTH), primary_key=True),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("head_seq", sa.Integer, nullable=False),
+    sa.Column("head_hash", sa.String(64), nullable=False),
+    sa.Column("parent_id", sa.String(SESSION_ID_LENGTH), nullable=True),
+    sa.Column("parent_seq", sa.Integer, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+snapshots = sa.Table(
+    "snapshots",
+    metadata,
+    sa.Column("session_id", sa.String(SESSION_ID_LENGTH), primary_key=True),
+    sa.Column("projection", sa.String(64), primary_key=True),
+    sa.Column("projection_version", sa.Integer, primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("state", Json, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)

@@ -1,0 +1,167 @@
+"""`SessionStore`: the public face of the event log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+
+import sqlalchemy as sa
+
+from events import ChainReport, RecordedEvent, verify_chain
+from store._append import Clock, EventLike, append, check_session_id, encode_batch
+from store._engine import SqliteSynchronous, make_engine, resolve_url
+from store._errors import DatabaseUnavailable, UnknownSession
+from store._migrate import ensure_schema
+from store._rows import SessionInfo, chain_link, recorded_event, session_info
+from store._schema import events, sessions
+
+DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class SessionStore:
+    """An append-only store of agent sessions on SQLite or PostgreSQL.
+
+    `url` is any SQLAlchemy URL; without one the store opens `$SESSIONSTORE_URL`, else the
+    SQLite file `sessions.db` in the current folder. An empty or older database is migrated
+    on open unless `migrate=False` (then a database not at this code's schema raises
+    `SchemaMismatch`). SQLite runs in WAL mode with `synchronous=NORMAL` by default: a process
+    crash never loses a commit; a power loss can roll back the last few. Pass
+    `sqlite_synchronous="FULL"` to make every commit survive power loss too.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        migrate: bool = True,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+        busy_timeout_ms: int = 10_000,
+        sqlite_synchronous: SqliteSynchronous = "NORMAL",
+        clock: Clock = _utc_now,
+    ) -> None:
+        self.url = resolve_url(url)
+        self.max_payload_bytes = max_payload_bytes
+        self._clock = clock
+        self._engine = make_engine(
+            self.url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
+        )
+        try:
+            with self._database_errors():
+                ensure_schema(self._engine, migrate=migrate)
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    def __repr__(self) -> str:
+        return f"SessionStore({self._engine.url.render_as_string(hide_password=True)!r})"
+
+    # writing
+
+    def append(
+        self,
+        session_id: str,
+        events: Sequence[EventLike],
+        *,
+        expected_version: int | None,
+    ) -> list[RecordedEvent]:
+        """Append `events` in one transaction, numbered after the session's head.
+
+        `expected_version` is the head seq you last saw (0 for a new session, whose first event
+        must be `SessionStarted`); if another writer moved it, `ConcurrencyError` is raised and
+        nothing is written. `None` appends after whatever the head is. Sending again events
+        whose `event_id`s are stored with the same content returns the stored events and writes
+        nothing; with other content it raises `IdempotencyError`.
+        """
+        check_session_id(session_id)
+        batch = encode_batch(events, self.max_payload_bytes)
+        with self._database_errors():
+            return append(self._engine, session_id, batch, expected_version, self._clock)
+
+    # reading
+
+    def read(
+        self, session_id: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[RecordedEvent]:
+        """The session's events with `from_seq <= seq <= to_seq`, in order, upcast."""
+        check_session_id(session_id)
+        query = sa.select(events).where(events.c.session_id == session_id, events.c.seq >= from_seq)
+        if to_seq is not None:
+            query = query.where(events.c.seq <= to_seq)
+        with self._database_errors(), self._engine.connect() as conn:
+            rows = conn.execute(query.order_by(events.c.seq)).all()
+            if not rows:
+                self._session_row(conn, session_id)  # raises UnknownSession
+        return [recorded_event(row) for row in rows]
+
+    def version(self, session_id: str) -> int:
+        """The session's head seq: the `expected_version` for its next append."""
+        return self.session_info(session_id).version
+
+    def session_info(self, session_id: str) -> SessionInfo:
+        check_session_id(session_id)
+        with self._database_errors(), self._engine.connect() as conn:
+            return session_info(self._session_row(conn, session_id))
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every session, most recently updated first."""
+        query = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
+        with self._database_errors(), self._engine.connect() as conn:
+            return [session_info(row) for row in conn.execute(query)]
+
+    def verify(self, session_id: str) -> ChainReport:
+        """Recompute the session's hash chain and report the first event that does not hold."""
+        check_session_id(session_id)
+        query = (
+            sa.select(events).where(events.c.session_id == session_id).order_by(events.c.seq)
+        )
+        with self._database_errors(), self._engine.connect() as conn:
+            head = self._session_row(conn, session_id)
+            rows = conn.execution_options(yield_per=1000).execute(query)
+            return verify_chain(
+                session_id,
+                (chain_link(row) for row in rows),
+                head_seq=head.head_seq,
+                head_hash=head.head_hash,
+            )
+
+    # lifecycle
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # internals
+
+    @staticmethod
+    def _session_row(conn: sa.Connection, session_id: str) -> sa.Row[tuple[object, ...]]:
+        row = conn.execute(sa.select(sessions).where(sessions.c.id == session_id)).first()
+        if row is None:
+            raise UnknownSession(session_id)
+        return row
+
+    @contextmanager
+    def _database_errors(self) -> Iterator[None]:
+        """Turn a database that cannot be reached or opened into `DatabaseUnavailable`."""
+        try:
+            yield
+        except sa.exc.OperationalError as exc:
+            where = self._engine.url.render_as_string(hide_password=True)
+            reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+            raise DatabaseUnavailable(f"{where}: {reason}") from exc

@@ -1,0 +1,41 @@
+"""Small builders of events for tests: realistic shapes, one line each."""
+
+from __future__ import annotations
+
+from events import (
+    Message,
+    MessageAppended,
+    NewEvent,
+    SessionStarted,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+
+def started(title: str = "fix the failing test") -> SessionStarted:
+    return SessionStarted(title=title, model="gpt-4o", context_window=128_000)
+
+
+def user(text: str) -> MessageAppended:
+    return MessageAppended(message=Message(role="user", parts=(TextPart(text=text),)))
+
+
+def tool_call(call_id: str, name: str = "read", **tool_input: object) -> MessageAppended:
+    part = ToolCallPart(call_id=call_id, name=name, input=tool_input)
+    return MessageAppended(message=Message(role="assistant", parts=(part,)))
+
+
+def tool_result(call_id: str, output: str) -> MessageAppended:
+    part = ToolResultPart(call_id=call_id, output=output)
+    return MessageAppended(message=Message(role="tool", parts=(part,)))
+
+
+def conversation(turns: int) -> list[NewEvent]:
+    """A session start and `turns` user / tool-call / tool-result triples."""
+    events = [NewEvent(started())]
+    for turn in range(turns):
+        events.append(NewEvent(user(f"step {turn}: read the file")))
+        events.append(NewEvent(tool_call(f"c{turn}", path=f"src/m{turn}.py")))
+        events.append(NewEvent(tool_result(f"c{turn}", f"line {turn}\n" * 3)))
+    return events

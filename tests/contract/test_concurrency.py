@@ -1,0 +1,97 @@
+"""Optimistic concurrency: a stale writer loses cleanly and writes nothing."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from store import ConcurrencyError, SessionStore, UnknownSession
+from tests.builders import started, user
+from tests.conftest import Backend
+
+
+def test_stale_expected_version_raises_with_actual_and_writes_nothing(
+    store: SessionStore, backend: Backend
+) -> None:
+    store.append("s1", [started(), user("a")], expected_version=0)
+    before = backend.table_rows()
+
+    with pytest.raises(ConcurrencyError) as caught:
+        store.append("s1", [user("stale")], expected_version=1)
+
+    assert (caught.value.expected, caught.value.actual) == (1, 2)
+    assert str(caught.value) == "session 's1' is at version 2, not the expected 1"
+    assert backend.table_rows() == before
+
+
+def test_creating_a_session_that_exists_is_a_conflict(store: SessionStore) -> None:
+    store.append("s1", [started()], expected_version=0)
+
+    with pytest.raises(ConcurrencyError) as caught:
+        store.append("s1", [started("again")], expected_version=0)
+    assert caught.value.actual == 1
+
+
+def test_expecting_a_version_of_a_missing_session_is_unknown_session(
+    store: SessionStore,
+) -> None:
+    with pytest.raises(UnknownSession):
+        store.append("ghost", [user("hi")], expected_version=3)
+
+
+def test_expected_version_none_appends_after_whatever_the_head_is(store: SessionStore) -> None:
+    store.append("s1", [started()], expected_version=None)
+    store.append("s1", [user("a")], expected_version=None)
+    [last] = store.append("s1", [user("b")], expected_version=None)
+    assert last.seq == 3
+
+
+def test_two_handles_cannot_interleave_silently(backend: Backend) -> None:
+    with SessionStore(backend.url) as first, SessionStore(backend.url) as second:
+        first.append("s1", [started()], expected_version=0)
+        seen_by_both = second.version("s1")
+        first.append("s1", [user("first wins")], expected_version=seen_by_both)
+
+        with pytest.raises(ConcurrencyError):
+            second.append("s1", [user("second loses")], expected_version=seen_by_both)
+        second.append("s1", [user("second retries")], expected_version=second.version("s1"))
+
+        assert [e.seq for e in first.read("s1")] == [1, 2, 3]
+        assert first.verify("s1").ok
+
+
+def test_racing_writers_all_land_exactly_once_with_a_valid_chain(backend: Backend) -> None:
+    writers, per_writer = 4, 15
+    with SessionStore(backend.url) as setup:
+        setup.append("race", [started()], expected_version=0)
+    conflicts: list[int] = []
+    failures: list[BaseException] = []
+
+    def write(name: str) -> None:
+        try:
+            with SessionStore(backend.url) as own:
+                for n in range(per_writer):
+                    while True:
+                        version = own.version("race")
+                        try:
+                            own.append("race", [user(f"{name}-{n}")], expected_version=version)
+                            break
+                        except ConcurrencyError:
+                            conflicts.append(1)
+        except BaseException as exc:  # surfaced below: a thread's error must fail the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(f"w{i}",)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert failures == []
+    with SessionStore(backend.url) as check:
+        stored = check.read("race")
+        assert [e.seq for e in stored] == list(range(1, writers * per_writer + 2))
+        texts = sorted(e.payload.message.parts[0].text for e in stored[1:])  # type: ignore[union-attr]
+        assert texts == sorted(f"w{i}-{n}" for i in range(writers) for n in range(per_writer))
+        assert check.verify("race").ok
