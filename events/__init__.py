@@ -6,7 +6,14 @@ before they reach a store, and to read and check them after.
 
 from events._canonical import GENESIS_HASH, canonical_json, event_hash, format_timestamp
 from events._chain import ChainLink, ChainReport, verify_chain
-from events._codec import MODELS, UPCASTERS, Upcasters, decode_payload, encode_payload, parse_payload
+from events._codec import (
+    MODELS,
+    UPCASTERS,
+    Upcasters,
+    decode_payload,
+    encode_payload,
+    parse_payload,
+)
 from events._envelope import NewEvent, RecordedEvent
 from events._errors import (
     InvalidEvent,

@@ -90,8 +90,10 @@ def verify_chain(
 
     last_seq = expected_seq - 1
     if head_seq is not None and head_seq != last_seq:
-        return broken(min(head_seq, last_seq) + 1, f"session head is seq {head_seq}, "
-                      f"but the log ends at seq {last_seq}")
+        return broken(
+            min(head_seq, last_seq) + 1,
+            f"session head is seq {head_seq}, but the log ends at seq {last_seq}",
+        )
     if head_hash is not None and head_hash != expected_prev:
         return broken(last_seq, "session head hash is not the last event's hash")
     return ChainReport(session_id, checked)

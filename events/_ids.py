@@ -16,7 +16,7 @@ _last_counter = 0
 
 
 def uuid7() -> uuid.UUID:
-    """A UUIDv7: 48 bits of Unix milliseconds, version 7, 12 bits of counter, variant, 62 random bits.
+    """A UUIDv7: 48 bits of Unix ms, version 7, a 12-bit counter, variant, 62 random bits.
 
     Within one process ids are strictly increasing: in the same millisecond the 12-bit field
     (`rand_a`) acts as a counter seeded randomly (RFC 9562, method 1), and when it overflows the

@@ -7,7 +7,7 @@ frozen: a message, once appended, is never edited; later events change only how 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
@@ -54,19 +54,23 @@ class ToolCallPart(FrozenModel):
     arguments: str = "{}"
     tokens: TokenCount = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _input_to_arguments(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "input" in data:
-            if "arguments" in data:
-                raise ValueError("give either input or arguments, not both")
-            data = dict(data)
-            tool_input = data.pop("input")
-            data["arguments"] = json.dumps(
-                tool_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                allow_nan=False,
-            )
-        return data
+    def from_input(
+        cls,
+        *,
+        call_id: str,
+        name: str,
+        input: object,
+        id: str | None = None,
+        tokens: int | None = None,
+    ) -> ToolCallPart:
+        """A call built from an arguments object, kept as its canonical JSON text."""
+        arguments = json.dumps(
+            input, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+        if id is None:
+            return cls(call_id=call_id, name=name, arguments=arguments, tokens=tokens)
+        return cls(id=id, call_id=call_id, name=name, arguments=arguments, tokens=tokens)
 
     @property
     def input(self) -> JsonValue:

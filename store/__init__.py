@@ -1,8 +1,8 @@
 """sessionstore: an append-only, event-sourced store for LLM agent sessions.
 
-    from store import SessionStore
-    store = SessionStore()                      # $SESSIONSTORE_URL, else ./sessions.db
-    store.append(session_id, [SessionStarted(title="fix bug")], expected_version=0)
+from store import SessionStore
+store = SessionStore()                      # $SESSIONSTORE_URL, else ./sessions.db
+store.append(session_id, [SessionStarted(title="fix bug")], expected_version=0)
 """
 
 from events import ChainReport, NewEvent, RecordedEvent

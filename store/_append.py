@@ -11,7 +11,7 @@ an error. The common path is therefore one SELECT, one UPDATE (or INSERT) and on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -148,7 +148,7 @@ def _append_once(
     now = clock().astimezone(UTC)
     recorded_at = max(now, as_utc(head.updated_at)) if head is not None else now
     prev_hash = head.head_hash if head is not None else GENESIS_HASH
-    rows = []
+    recorded = []
     for offset, item in enumerate(batch, start=1):
         seq = head_seq + offset
         digest = event_hash(
@@ -161,22 +161,27 @@ def _append_once(
             recorded_at=recorded_at,
             payload_json=item.payload_json,
         )
-        rows.append(
-            {
-                "session_id": session_id,
-                "seq": seq,
-                "event_id": item.event.event_id,
-                "type": item.type,
-                "schema_version": item.schema_version,
-                "payload": item.data,
-                "recorded_at": recorded_at,
-                "prev_hash": prev_hash,
-                "hash": digest,
-            }
+        recorded.append(
+            RecordedEvent(
+                position=0,  # assigned by the database, filled in below
+                session_id=session_id,
+                seq=seq,
+                event_id=item.event.event_id,
+                type=item.type,
+                schema_version=item.schema_version,
+                recorded_at=recorded_at,
+                prev_hash=prev_hash,
+                hash=digest,
+                payload=item.event.payload,
+            )
         )
         prev_hash = digest
 
-    new_head = {"head_seq": head_seq + len(batch), "head_hash": prev_hash, "updated_at": recorded_at}
+    new_head = {
+        "head_seq": head_seq + len(batch),
+        "head_hash": prev_hash,
+        "updated_at": recorded_at,
+    }
     if head is None:
         started = batch[0].event.payload
         assert isinstance(started, SessionStarted)
@@ -198,23 +203,26 @@ def _append_once(
         )
         if moved.rowcount != 1:
             raise _LostRace
+    rows = [
+        {
+            "session_id": event.session_id,
+            "seq": event.seq,
+            "event_id": event.event_id,
+            "type": event.type,
+            "schema_version": event.schema_version,
+            "payload": item.data,
+            "recorded_at": event.recorded_at,
+            "prev_hash": event.prev_hash,
+            "hash": event.hash,
+        }
+        for event, item in zip(recorded, batch, strict=True)
+    ]
     positions = conn.execute(
         events.insert().returning(events.c.position, sort_by_parameter_order=True), rows
     ).scalars()
     return [
-        RecordedEvent(
-            position=position,
-            session_id=session_id,
-            seq=row["seq"],
-            event_id=row["event_id"],
-            type=row["type"],
-            schema_version=row["schema_version"],
-            recorded_at=recorded_at,
-            prev_hash=row["prev_hash"],
-            hash=row["hash"],
-            payload=item.event.payload,
-        )
-        for position, row, item in zip(positions, rows, batch, strict=True)
+        replace(event, position=position)
+        for event, position in zip(recorded, positions, strict=True)
     ]
 
 
@@ -227,9 +235,7 @@ def _check_session_start(
             raise InvalidEvent(f"session {session_id!r} has started already")
         return
     if not isinstance(first, SessionStarted):
-        raise InvalidEvent(
-            f"a new session starts with a SessionStarted event, not {batch[0].type}"
-        )
+        raise InvalidEvent(f"a new session starts with a SessionStarted event, not {batch[0].type}")
     parent = first.parent_session_id
     if parent is not None:
         parent_head = _head_seq(conn, parent)
@@ -264,7 +270,8 @@ def _already_stored(
         row = by_id.get(item.event.event_id)
         if row is None:
             raise IdempotencyError(
-                session_id, item.event.event_id,
+                session_id,
+                item.event.event_id,
                 "part of this batch is stored already and this event is not; "
                 "retry the batch exactly as it was sent",
             )

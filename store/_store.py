@@ -117,9 +117,7 @@ class SessionStore:
     def verify(self, session_id: str) -> ChainReport:
         """Recompute the session's hash chain and report the first event that does not hold."""
         check_session_id(session_id)
-        query = (
-            sa.select(events).where(events.c.session_id == session_id).order_by(events.c.seq)
-        )
+        query = sa.select(events).where(events.c.session_id == session_id).order_by(events.c.seq)
         with self._database_errors(), self._engine.connect() as conn:
             head = self._session_row(conn, session_id)
             rows = conn.execution_options(yield_per=1000).execute(query)

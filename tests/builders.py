@@ -21,8 +21,8 @@ def user(text: str) -> MessageAppended:
     return MessageAppended(message=Message(role="user", parts=(TextPart(text=text),)))
 
 
-def tool_call(call_id: str, name: str = "read", **tool_input: object) -> MessageAppended:
-    part = ToolCallPart(call_id=call_id, name=name, input=tool_input)
+def tool_call(call_id: str, name: str = "read", **tool_input: str) -> MessageAppended:
+    part = ToolCallPart.from_input(call_id=call_id, name=name, input=tool_input)
     return MessageAppended(message=Message(role="assistant", parts=(part,)))
 
 

@@ -58,12 +58,24 @@ class Backend:
         try:
             with engine.connect() as conn:
                 return {
-                    "events": [tuple(r) for r in conn.execute(sa.text(
-                        "SELECT position, session_id, seq, event_id, type, schema_version, "
-                        "payload, prev_hash, hash FROM events ORDER BY position"))],
-                    "sessions": [tuple(r) for r in conn.execute(sa.text(
-                        "SELECT id, title, head_seq, head_hash, updated_at FROM sessions "
-                        "ORDER BY id"))],
+                    "events": [
+                        tuple(r)
+                        for r in conn.execute(
+                            sa.text(
+                                "SELECT position, session_id, seq, event_id, type, schema_version, "
+                                "payload, prev_hash, hash FROM events ORDER BY position"
+                            )
+                        )
+                    ],
+                    "sessions": [
+                        tuple(r)
+                        for r in conn.execute(
+                            sa.text(
+                                "SELECT id, title, head_seq, head_hash, updated_at FROM sessions "
+                                "ORDER BY id"
+                            )
+                        )
+                    ],
                 }
         finally:
             engine.dispose()

@@ -148,11 +148,13 @@ def test_a_fork_names_an_existing_parent_and_seq(store: SessionStore) -> None:
     assert store.session_info("child").parent_seq == 3
 
     with pytest.raises(UnknownSession):
-        store.append("c2", [SessionStarted(parent_session_id="ghost", parent_seq=1)],
-                     expected_version=0)
+        store.append(
+            "c2", [SessionStarted(parent_session_id="ghost", parent_seq=1)], expected_version=0
+        )
     with pytest.raises(InvalidEvent, match=r"parent_seq must name an event of 'parent' \(1..4\)"):
-        store.append("c3", [SessionStarted(parent_session_id="parent", parent_seq=9)],
-                     expected_version=0)
+        store.append(
+            "c3", [SessionStarted(parent_session_id="parent", parent_seq=9)], expected_version=0
+        )
 
 
 def test_events_of_one_session_never_show_in_another(store: SessionStore) -> None:

@@ -34,9 +34,7 @@ def test_a_retry_is_recognised_after_other_writers_moved_on(store: SessionStore)
     assert store.version("s1") == 3
 
 
-def test_a_reused_event_id_with_other_content_raises(
-    store: SessionStore, backend: Backend
-) -> None:
+def test_a_reused_event_id_with_other_content_raises(store: SessionStore, backend: Backend) -> None:
     original = NewEvent(user("original"))
     store.append("s1", [NewEvent(started()), original], expected_version=0)
     before = backend.table_rows()

@@ -1,0 +1,111 @@
+"""The schema exists only through the Alembic revisions, on both backends."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+
+from store import SchemaMismatch, SessionStore
+from store._migrate import alembic_config, head_revision
+from tests.builders import conversation
+from tests.conftest import Backend
+
+REPO = Path(__file__).resolve().parents[2]
+TABLES = {"alembic_version", "events", "sessions", "snapshots"}
+
+
+def table_names(backend: Backend) -> set[str]:
+    engine = backend.raw_engine()
+    try:
+        return set(sa.inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def stored_revision(backend: Backend) -> str | None:
+    engine = backend.raw_engine()
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+    finally:
+        engine.dispose()
+
+
+def test_opening_an_empty_database_migrates_it_to_head(backend: Backend) -> None:
+    assert table_names(backend) == set()
+    with SessionStore(backend.url):
+        pass
+    assert table_names(backend) == TABLES
+    assert stored_revision(backend) == head_revision() == "0001"
+
+
+def test_with_migrate_off_an_empty_database_is_refused_and_left_empty(backend: Backend) -> None:
+    with pytest.raises(SchemaMismatch, match="run `sessionstore db upgrade`"):
+        SessionStore(backend.url, migrate=False)
+    assert table_names(backend) == set()
+
+
+def test_alembic_upgrade_head_works_from_the_repository(backend: Backend) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "alembic", "upgrade", "head"],
+        cwd=REPO,
+        env={**os.environ, "SESSIONSTORE_URL": backend.url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert stored_revision(backend) == "0001"
+    with SessionStore(backend.url, migrate=False) as store:  # at head: opens without migrating
+        store.append("s1", conversation(turns=1), expected_version=0)
+    with pytest.raises(sa.exc.DatabaseError, match="append-only"):
+        backend.execute("UPDATE events SET seq = seq + 100")
+
+
+def test_downgrade_to_base_and_upgrade_again(backend: Backend) -> None:
+    config = alembic_config(backend.url)
+    command.upgrade(config, "head")
+    command.downgrade(config, "base")
+    assert table_names(backend) == {"alembic_version"}
+    command.upgrade(config, "head")
+    assert table_names(backend) == TABLES
+    with SessionStore(backend.url, migrate=False) as store:
+        store.append("s1", conversation(turns=1), expected_version=0)
+    with pytest.raises(sa.exc.DatabaseError, match="append-only"):  # the triggers are back
+        backend.execute("DELETE FROM events")
+
+
+def test_the_revisions_match_the_declared_tables(backend: Backend) -> None:
+    config = alembic_config(backend.url)
+    command.upgrade(config, "head")
+    command.check(config)  # raises when store/_schema.py and the revisions drift apart
+
+
+def test_a_revision_this_code_does_not_know_is_refused(backend: Backend) -> None:
+    with SessionStore(backend.url):
+        pass
+    backend.execute("UPDATE alembic_version SET version_num = 'from_the_future'")
+    with pytest.raises(SchemaMismatch, match="from_the_future, which this version"):
+        SessionStore(backend.url)
+
+
+def test_processes_opening_one_empty_database_together_all_succeed(backend: Backend) -> None:
+    opener = "import sys; from store import SessionStore; SessionStore(sys.argv[1]).close()"
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", opener, backend.url],
+            cwd=REPO,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    errors = [p.communicate(timeout=120)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0, 0, 0], errors
+    assert stored_revision(backend) == "0001"

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from events import GENESIS_HASH, InvalidEvent, canonical_json, event_hash, format_timestamp
+
+storable_text = st.text(st.characters(codec="utf-8", exclude_characters="\x00"))
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | storable_text
+    | st.floats(allow_nan=False, allow_infinity=False, min_value=-1e14, max_value=1e14),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(storable_text, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def test_canonical_json_sorts_keys_drops_whitespace_and_keeps_utf8() -> None:
+    assert canonical_json({"b": [1, True, None], "a": "é😀", "c": {"z": 0.5, "y": -3}}) == (
+        '{"a":"é😀","b":[1,true,null],"c":{"y":-3,"z":0.5}}'.encode()
+    )
+
+
+def test_timestamps_are_utc_with_microseconds() -> None:
+    paris = timezone(timedelta(hours=1))
+    assert format_timestamp(datetime(2026, 11, 23, 8, 41, 5, 7, tzinfo=paris)) == (
+        "2026-11-23T07:41:05.000007Z"
+    )
+    with pytest.raises(ValueError, match="timezone-aware"):
+        format_timestamp(datetime(2026, 11, 23))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"a": "x\x00"}, r"\$\.a: text contains a NUL"),
+        ({"k\x00": 1}, "NUL"),
+        (["\udcff"], r"\$\[0\]: text is not valid UTF-8"),
+        ({"ratio": float("nan")}, "float nan"),
+        ({"big": 1e16}, "float 1e\\+16"),
+        ({1: "int key"}, "keys must be strings"),
+        ({"b": b"bytes"}, "bytes is not a JSON value"),
+    ],
+)
+def test_values_without_a_stable_stored_form_are_refused(value: object, message: str) -> None:
+    with pytest.raises(InvalidEvent, match=message):
+        canonical_json(value)
+
+
+@given(payload=st.dictionaries(storable_text, json_values, max_size=5), seq=st.integers(1, 10**6))
+def test_event_hash_equals_sha256_of_prev_hash_and_the_whole_canonical_envelope(
+    payload: dict[str, object], seq: int
+) -> None:
+    moment = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+    envelope = {
+        "event_id": "01890a5d-ac96-774b-bcce-b302099a8057",
+        "session_id": "sé",
+        "seq": seq,
+        "type": "MessageAppended",
+        "schema_version": 1,
+        "recorded_at": "2026-01-02T03:04:05.000006Z",
+        "prev_hash": GENESIS_HASH,
+        "payload": payload,
+    }
+    expected = hashlib.sha256(GENESIS_HASH.encode() + canonical_json(envelope)).hexdigest()
+
+    assert (
+        event_hash(
+            prev_hash=GENESIS_HASH,
+            event_id="01890a5d-ac96-774b-bcce-b302099a8057",
+            session_id="sé",
+            seq=seq,
+            event_type="MessageAppended",
+            schema_version=1,
+            recorded_at=moment,
+            payload_json=canonical_json(payload),
+        )
+        == expected
+    )

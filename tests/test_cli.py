@@ -1,0 +1,89 @@
+"""The `sessionstore` command through its real entry point, on a temporary SQLite file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from store import SessionStore
+from tests.builders import conversation
+
+
+def sessionstore(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "store._cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "SESSIONSTORE_URL"},
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    with SessionStore(url) as store:
+        store.append("s1", conversation(turns=2), expected_version=0)
+    return url
+
+
+def test_ls_lists_sessions_as_json(db: str, tmp_path: Path) -> None:
+    result = sessionstore("--db", db, "ls", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert (row["id"], row["events"], row["title"]) == ("s1", 7, "fix the failing test")
+
+
+def test_verify_reports_ok_and_exits_zero(db: str, tmp_path: Path) -> None:
+    result = sessionstore("--db", db, "verify", "s1", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "s1: ok (7 events)\n")
+
+
+def test_verify_all_exits_one_on_a_broken_chain(db: str, tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(db)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TRIGGER events_refuse_update"))
+        conn.execute(
+            sa.text(
+                "UPDATE events SET event_id = '01890a5d-ac96-774b-bcce-b302099a8057' WHERE seq = 3"
+            )
+        )
+    engine.dispose()
+
+    result = sessionstore("--db", db, "verify", "--all", cwd=tmp_path)
+
+    assert result.returncode == 1
+    assert result.stdout == (
+        "s1: BROKEN at seq 3: stored hash does not match the event's content\n"
+    )
+
+
+def test_an_unknown_session_is_one_line_on_stderr(db: str, tmp_path: Path) -> None:
+    result = sessionstore("--db", db, "verify", "nope", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "sessionstore: error: no session 'nope' in this store\n"
+
+
+def test_an_unreachable_database_is_one_line_on_stderr(tmp_path: Path) -> None:
+    result = sessionstore("--db", "sqlite:////no/such/folder/x.db", "ls", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "sessionstore: error: cannot open /no/such/folder/x.db: no folder /no/such/folder\n"
+    )
+
+
+def test_db_upgrade_then_current_on_the_default_file(tmp_path: Path) -> None:
+    upgraded = sessionstore("db", "upgrade", cwd=tmp_path)
+    current = sessionstore("db", "current", cwd=tmp_path)
+
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert current.stdout == "database at 0001; this version's head is 0001\n"
+    assert (tmp_path / "sessions.db").exists()
