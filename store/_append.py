@@ -29,7 +29,7 @@ from events import (
     encode_payload,
     event_hash,
 )
-from store._engine import WRITE
+from store._engine import WRITE, EncodedJson
 from store._errors import (
     ConcurrencyError,
     IdempotencyError,
@@ -50,7 +50,6 @@ _ANY_VERSION_ATTEMPTS = 20
 @dataclass(frozen=True, slots=True)
 class _Encoded:
     event: NewEvent
-    data: dict[str, Any]
     payload_json: bytes
 
     @property
@@ -60,6 +59,26 @@ class _Encoded:
     @property
     def schema_version(self) -> int:
         return self.event.payload.schema_version
+
+
+# The hot path's statements, built once: SQLAlchemy memoizes a statement's cache key on the
+# object, so reusing it skips compiling and keying a fresh statement on every append.
+_READ_HEAD = sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
+    sessions.c.id == sa.bindparam("session_id")
+)
+_MOVE_HEAD = (
+    sessions.update()
+    .where(
+        sessions.c.id == sa.bindparam("session_id"),
+        sessions.c.head_seq == sa.bindparam("read_seq"),
+    )
+    .values(
+        head_seq=sa.bindparam("new_seq"),
+        head_hash=sa.bindparam("new_hash"),
+        updated_at=sa.bindparam("new_time"),
+    )
+)
+_INSERT_EVENTS = events.insert().returning(events.c.position, sort_by_parameter_order=True)
 
 
 class _LostRace(Exception):
@@ -86,10 +105,10 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[_En
     encoded = []
     for item in batch:
         event = item if isinstance(item, NewEvent) else NewEvent(item)
-        data, payload_json = encode_payload(event.payload)
+        _, payload_json = encode_payload(event.payload)
         if len(payload_json) > max_payload_bytes:
             raise PayloadTooLarge(len(payload_json), max_payload_bytes, event.type)
-        encoded.append(_Encoded(event, data, payload_json))
+        encoded.append(_Encoded(event, payload_json))
     ids = [item.event.event_id for item in encoded]
     if len(set(ids)) != len(ids):
         raise InvalidEvent("a batch holds the same event_id twice")
@@ -130,11 +149,7 @@ def _append_once(
     expected_version: int | None,
     clock: Clock,
 ) -> list[RecordedEvent]:
-    head = conn.execute(
-        sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
-            sessions.c.id == session_id
-        )
-    ).first()
+    head = conn.execute(_READ_HEAD, {"session_id": session_id}).first()
     head_seq = head.head_seq if head is not None else 0
     if expected_version is not None and expected_version != head_seq:
         stored = _already_stored(conn, session_id, batch)
@@ -177,11 +192,6 @@ def _append_once(
         )
         prev_hash = digest
 
-    new_head = {
-        "head_seq": head_seq + len(batch),
-        "head_hash": prev_hash,
-        "updated_at": recorded_at,
-    }
     if head is None:
         started = batch[0].event.payload
         assert isinstance(started, SessionStarted)
@@ -189,17 +199,24 @@ def _append_once(
             sessions.insert().values(
                 id=session_id,
                 title=started.title,
+                head_seq=head_seq + len(batch),
+                head_hash=prev_hash,
                 parent_id=started.parent_session_id,
                 parent_seq=started.parent_seq,
                 created_at=recorded_at,
-                **new_head,
+                updated_at=recorded_at,
             )
         )
     else:
         moved = conn.execute(
-            sessions.update()
-            .where(sessions.c.id == session_id, sessions.c.head_seq == head_seq)
-            .values(**new_head)
+            _MOVE_HEAD,
+            {
+                "session_id": session_id,
+                "read_seq": head_seq,
+                "new_seq": head_seq + len(batch),
+                "new_hash": prev_hash,
+                "new_time": recorded_at,
+            },
         )
         if moved.rowcount != 1:
             raise _LostRace
@@ -210,16 +227,14 @@ def _append_once(
             "event_id": event.event_id,
             "type": event.type,
             "schema_version": event.schema_version,
-            "payload": item.data,
+            "payload": EncodedJson(item.payload_json.decode("utf-8")),
             "recorded_at": event.recorded_at,
             "prev_hash": event.prev_hash,
             "hash": event.hash,
         }
         for event, item in zip(recorded, batch, strict=True)
     ]
-    positions = conn.execute(
-        events.insert().returning(events.c.position, sort_by_parameter_order=True), rows
-    ).scalars()
+    positions = conn.execute(_INSERT_EVENTS, rows).scalars()
     return [
         replace(event, position=position)
         for event, position in zip(recorded, positions, strict=True)

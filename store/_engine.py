@@ -10,7 +10,9 @@ behind writers (WAL lets them run alongside).
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +28,20 @@ WRITE = "sessionstore_write"
 """Execution option that marks a connection's transaction as a write (SQLite: IMMEDIATE)."""
 
 SqliteSynchronous = Literal["NORMAL", "FULL"]
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedJson:
+    """JSON text already encoded (canonically, for the hash): stored as is, not encoded again."""
+
+    text: str
+
+
+def serialize_json(value: object) -> str:
+    """The engines' JSON serializer: passes `EncodedJson` through, encodes anything else."""
+    if isinstance(value, EncodedJson):
+        return value.text
+    return json.dumps(value, ensure_ascii=False)
 
 
 def resolve_url(url: str | None) -> str:
@@ -46,7 +62,7 @@ def make_engine(
         raise DatabaseUnavailable(f"not a database URL: {url!r}") from None
     if parsed.get_backend_name() != "sqlite":
         try:
-            return sa.create_engine(parsed, pool_pre_ping=True)
+            return sa.create_engine(parsed, pool_pre_ping=True, json_serializer=serialize_json)
         except ModuleNotFoundError as exc:
             raise DatabaseUnavailable(
                 f"the driver for {parsed.drivername} is not installed ({exc.name}); "
@@ -57,13 +73,20 @@ def make_engine(
     in_memory = parsed.database in (None, "", ":memory:")
     if in_memory:
         engine = sa.create_engine(
-            parsed, poolclass=StaticPool, connect_args={"check_same_thread": False}
+            parsed,
+            poolclass=StaticPool,
+            connect_args={"check_same_thread": False},
+            json_serializer=serialize_json,
         )
     else:
         folder = Path(str(parsed.database)).expanduser().resolve().parent
         if not folder.is_dir():
             raise DatabaseUnavailable(f"cannot open {parsed.database}: no folder {folder}")
-        engine = sa.create_engine(parsed, connect_args={"timeout": busy_timeout_ms / 1000})
+        engine = sa.create_engine(
+            parsed,
+            connect_args={"timeout": busy_timeout_ms / 1000},
+            json_serializer=serialize_json,
+        )
     _use_explicit_transactions(engine, in_memory, busy_timeout_ms, sqlite_synchronous)
     return engine
 
