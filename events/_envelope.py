@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +23,7 @@ class NewEvent:
     """
 
     payload: Payload
-    event_id: str = field(default="")
+    event_id: str
 
     def __init__(self, payload: Payload | Mapping[str, Any], event_id: str | None = None) -> None:
         object.__setattr__(self, "payload", parse_payload(payload))

@@ -48,27 +48,30 @@ def test_a_stored_v1_payload_reads_as_the_changed_v2_model(
     assert backend.table_rows() == stored_rows
 
 
+def insert_raw_event(backend: Backend, event_type: str, schema_version: int, payload: str) -> None:
+    """Write seq 2 of `s1` behind the store's back, as another version of the code might have."""
+    backend.execute(
+        "INSERT INTO events (session_id, seq, event_id, type, schema_version, payload, "
+        "recorded_at, prev_hash, hash) VALUES ('s1', 2, '01890a5d-ac96-774b-bcce-b302099a8057', "
+        ":type, :version, :payload, '2026-01-01 00:00:00', :zero, :zero)",
+        type=event_type,
+        version=schema_version,
+        payload=payload,
+        zero="0" * 64,
+    )
+
+
 def test_a_newer_schema_version_than_the_code_knows_is_refused_on_read(
     store: SessionStore, backend: Backend
 ) -> None:
     store.append("s1", [started()], expected_version=0)
-    backend.execute(
-        "INSERT INTO events (session_id, seq, event_id, type, schema_version, payload, "
-        "recorded_at, prev_hash, hash) VALUES ('s1', 2, '01890a5d-ac96-774b-bcce-b302099a8057', "
-        "'MessagePinned', 9, '{\"message_id\": \"m\"}', '2026-01-01 00:00:00', :z, :z)",
-        z="0" * 64,
-    )
+    insert_raw_event(backend, "MessagePinned", 9, '{"message_id": "m"}')
     with pytest.raises(UnsupportedSchemaVersion, match="schema_version 9 is newer than this"):
         store.read("s1")
 
 
 def test_an_unknown_stored_type_is_refused_on_read(store: SessionStore, backend: Backend) -> None:
     store.append("s1", [started()], expected_version=0)
-    backend.execute(
-        "INSERT INTO events (session_id, seq, event_id, type, schema_version, payload, "
-        "recorded_at, prev_hash, hash) VALUES ('s1', 2, '01890a5d-ac96-774b-bcce-b302099a8057', "
-        "'FromTheFuture', 1, '{}', '2026-01-01 00:00:00', :z, :z)",
-        z="0" * 64,
-    )
+    insert_raw_event(backend, "FromTheFuture", 1, "{}")
     with pytest.raises(UnknownEventType, match="'FromTheFuture'"):
         store.read("s1")
