@@ -91,10 +91,13 @@ class Truncation(FrozenModel):
     max_bytes: int = Field(gt=0)
     omitted_lines: int = Field(ge=0)
     omitted_bytes: int = Field(ge=0)
+    output_tokens: TokenCount = None
+    """Tokens of the full output, for when it is restored (the part's `tokens` count `shown`)."""
 
 
 class ToolResultPart(FrozenModel):
-    """The result of one tool call. `output` is always the original, in full."""
+    """The result of one tool call. `output` is always the original, in full; `tokens` counts
+    what the model is shown (`shown`)."""
 
     type: Literal["tool_result"] = "tool_result"
     id: str = Field(default_factory=new_id, min_length=1)

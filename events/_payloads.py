@@ -47,11 +47,16 @@ class MessageAppended(Payload):
 
 
 class OutputsPruned(Payload):
-    """Tool outputs that leave the live context; each shows `placeholder` instead."""
+    """Tool outputs that leave the live context; each shows `placeholder` instead.
+
+    `{part_id}` in the placeholder stands for each part's own id, so one event can tell the
+    model how to get every output back. `placeholder_tokens` counts one rendered placeholder.
+    """
 
     type: Literal["OutputsPruned"] = "OutputsPruned"
     part_ids: PartIds
     placeholder: str
+    placeholder_tokens: int | None = Field(default=None, ge=0)
     tokens_freed: int = Field(ge=0)
     reason: str = ""
 

@@ -1,8 +1,33 @@
-"""Pure folds from a session's events to the views built on them (the live context, the audit
-timeline, token totals). No I/O: everything a fold needs was recorded in the events.
+"""Pure folds over a session's events: the live context, its renders, the audit timeline.
 
-The folds arrive with the projections issue; the package exists now so the dependency
-direction `store -> projections -> events` is fixed from the start.
+No I/O: everything a fold needs (token counts, the text the model was shown, times) was
+recorded in the events, so replay gives the same context whatever code replays it.
 """
 
-__all__: list[str] = []
+from projections._context import Context, context_of, fold_events
+from projections._fold import PROJECTION, PROJECTION_VERSION, Change, ContextFold, PruneMark
+from projections._live import FILE_TOKENS, LiveMessage, LiveToolResult, estimate_tokens
+from projections._render import INTERRUPTED, api_messages, to_anthropic, to_openai
+from projections._timeline import TimelineRow, describe, timeline
+
+__all__ = [
+    "FILE_TOKENS",
+    "INTERRUPTED",
+    "PROJECTION",
+    "PROJECTION_VERSION",
+    "Change",
+    "Context",
+    "ContextFold",
+    "LiveMessage",
+    "LiveToolResult",
+    "PruneMark",
+    "TimelineRow",
+    "api_messages",
+    "context_of",
+    "describe",
+    "estimate_tokens",
+    "fold_events",
+    "timeline",
+    "to_anthropic",
+    "to_openai",
+]

@@ -1,42 +1,61 @@
 """sessionstore: an append-only, event-sourced store for LLM agent sessions.
 
-from store import SessionStore
-store = SessionStore()                      # $SESSIONSTORE_URL, else ./sessions.db
-store.append(session_id, [SessionStarted(title="fix bug")], expected_version=0)
+from store import SessionStore, ToolCall
+store = SessionStore()                  # $SESSIONSTORE_URL, else ./sessions.db
+s = store.create_session(model="gpt-4o", context_window=128_000, title="fix bug")
+s.append_user("the test fails")
+s.append_assistant("", tool_calls=[ToolCall(id="c1", name="read", input={"path": "a.py"})])
+s.append_tool_result("c1", output="...")
+messages = s.context().to_openai()
 """
 
-from events import ChainReport, NewEvent, RecordedEvent
+from events import ChainReport, NewEvent, RecordedEvent, Usage
+from projections import Context, LiveMessage, LiveToolResult, TimelineRow
 from store._errors import (
     ConcurrencyError,
     DatabaseUnavailable,
     IdempotencyError,
     InvalidEvent,
+    InvalidReplayPoint,
     InvalidSessionId,
+    NotInContext,
     PayloadTooLarge,
     SchemaMismatch,
     SessionStoreError,
+    UnknownEncoding,
     UnknownEventType,
     UnknownSession,
     UnsupportedSchemaVersion,
 )
 from store._rows import SessionInfo
+from store._session import Session, ToolCall
 from store._store import SessionStore
 
 __all__ = [
     "ChainReport",
     "ConcurrencyError",
+    "Context",
     "DatabaseUnavailable",
     "IdempotencyError",
     "InvalidEvent",
+    "InvalidReplayPoint",
     "InvalidSessionId",
+    "LiveMessage",
+    "LiveToolResult",
     "NewEvent",
+    "NotInContext",
     "PayloadTooLarge",
     "RecordedEvent",
     "SchemaMismatch",
+    "Session",
     "SessionInfo",
     "SessionStore",
     "SessionStoreError",
+    "TimelineRow",
+    "ToolCall",
+    "UnknownEncoding",
     "UnknownEventType",
     "UnknownSession",
     "UnsupportedSchemaVersion",
+    "Usage",
 ]

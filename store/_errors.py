@@ -6,7 +6,10 @@
      │    ├── UnsupportedSchemaVersion    written by a newer sessionstore
      │    └── PayloadTooLarge             over the store's `max_payload_bytes`
      ├── InvalidSessionId (ValueError)
+     ├── InvalidReplayPoint (ValueError)  `at=` outside the session's history
+     ├── UnknownEncoding (ValueError)     a tokenizer tiktoken cannot load offline
      ├── UnknownSession (LookupError)
+     ├── NotInContext (LookupError)       a message or part id not in the live context
      ├── ConcurrencyError                 stale `expected_version`; carries the actual one
      ├── IdempotencyError                 an `event_id` reused for different content
      ├── SchemaMismatch                   the database is not at this code's migration head
@@ -24,10 +27,13 @@ __all__ = [
     "DatabaseUnavailable",
     "IdempotencyError",
     "InvalidEvent",
+    "InvalidReplayPoint",
     "InvalidSessionId",
+    "NotInContext",
     "PayloadTooLarge",
     "SchemaMismatch",
     "SessionStoreError",
+    "UnknownEncoding",
     "UnknownEventType",
     "UnknownSession",
     "UnsupportedSchemaVersion",
@@ -55,6 +61,22 @@ class UnknownSession(SessionStoreError, LookupError):
 
     def __str__(self) -> str:  # LookupError would quote the whole message
         return str(self.args[0])
+
+
+class NotInContext(SessionStoreError, LookupError):
+    """A message or part the call names is not in the session's live context (never appended,
+    compacted away or reverted)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class InvalidReplayPoint(SessionStoreError, ValueError):
+    """`at=` names no point of the session: a seq outside 1..version, or a time before it began."""
+
+
+class UnknownEncoding(SessionStoreError, ValueError):
+    """tiktoken cannot load the session's encoding without a download."""
 
 
 class ConcurrencyError(SessionStoreError):

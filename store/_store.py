@@ -8,16 +8,29 @@ from datetime import UTC, datetime
 from types import TracebackType
 
 import sqlalchemy as sa
+from pydantic import JsonValue
 
-from events import ChainReport, RecordedEvent, verify_chain
+from events import (
+    ChainReport,
+    ContextCompacted,
+    RecordedEvent,
+    SessionStarted,
+    new_id,
+    verify_chain,
+)
+from projections import ContextFold
 from store._append import Clock, EventLike, append, check_session_id, encode_batch
 from store._engine import SqliteSynchronous, make_engine, resolve_url
-from store._errors import DatabaseUnavailable, UnknownSession
+from store._errors import DatabaseUnavailable, InvalidReplayPoint, UnknownSession
 from store._migrate import ensure_schema
+from store._replay import head_seq, load_fold, save_snapshot, seq_at_time
 from store._rows import SessionInfo, chain_link, recorded_event, session_info
 from store._schema import events, sessions
+from store._session import Session
+from store._tokens import DEFAULT_ENCODING, load_encoding
 
 DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+DEFAULT_SNAPSHOT_EVERY = 100
 
 
 def _utc_now() -> datetime:
@@ -33,6 +46,10 @@ class SessionStore:
     `SchemaMismatch`). SQLite runs in WAL mode with `synchronous=NORMAL` by default: a process
     crash never loses a commit; a power loss can roll back the last few. Pass
     `sqlite_synchronous="FULL"` to make every commit survive power loss too.
+
+    Sessions opened through `create_session`, `session` and `fork` save a snapshot of their
+    context every `snapshot_every` events and at each compaction, so resuming a long session
+    folds only the events since the last one.
     """
 
     def __init__(
@@ -43,10 +60,14 @@ class SessionStore:
         max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
         busy_timeout_ms: int = 10_000,
         sqlite_synchronous: SqliteSynchronous = "NORMAL",
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
         clock: Clock = _utc_now,
     ) -> None:
+        if snapshot_every < 1:
+            raise ValueError("snapshot_every must be at least 1")
         self.url = resolve_url(url)
         self.max_payload_bytes = max_payload_bytes
+        self.snapshot_every = snapshot_every
         self._clock = clock
         self._engine = make_engine(
             self.url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
@@ -60,6 +81,95 @@ class SessionStore:
 
     def __repr__(self) -> str:
         return f"SessionStore({self._engine.url.render_as_string(hide_password=True)!r})"
+
+    # sessions
+
+    def create_session(
+        self,
+        *,
+        model: str = "",
+        context_window: int | None = None,
+        title: str = "",
+        output_reserve: int = 4096,
+        encoding: str = DEFAULT_ENCODING,
+        compression: dict[str, JsonValue] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Start a new session and return its handle. `encoding` is the tiktoken encoding its
+        token counts use; it is loaded now, so a missing one fails before anything is written."""
+        load_encoding(encoding)
+        started = SessionStarted(
+            title=title,
+            model=model,
+            context_window=context_window,
+            output_reserve=output_reserve,
+            encoding=encoding,
+            compression=compression or {},
+        )
+        return self._start(session_id or new_id(), started)
+
+    def session(self, session_id: str) -> Session:
+        """Resume a session: a handle whose context is exactly as the log left it."""
+        check_session_id(session_id)
+        with self._database_errors(), self._engine.connect() as conn:
+            loaded = load_fold(conn, session_id, head_seq(conn, session_id))
+        fold = loaded.fold
+        if fold.seq - (loaded.snapshot_seq or 0) >= self.snapshot_every:
+            self._save_snapshot(fold)
+        return Session(self, fold)
+
+    def fork(self, session_id: str, *, at: int | None = None, title: str | None = None) -> Session:
+        """A new session whose history is `session_id`'s up to event `at` (its head when
+        `None`). The parent is not changed; the fork reads the parent's events, not copies."""
+        parent = self._fold_at(session_id, at if at is not None else self.version(session_id))
+        assert parent.header is not None
+        started = parent.header.model_copy(
+            update={
+                "title": title if title is not None else parent.header.title,
+                "parent_session_id": session_id,
+                "parent_seq": parent.seq,
+            }
+        )
+        return self._start(new_id(), started)
+
+    def _start(self, session_id: str, started: SessionStarted) -> Session:
+        check_session_id(session_id)
+        fold = ContextFold()
+        if started.parent_session_id is not None:
+            assert started.parent_seq is not None
+            fold = self._fold_at(started.parent_session_id, started.parent_seq)
+        session = Session(self, fold)
+        recorded = self.append(session_id, [started], expected_version=0)
+        fold.apply(recorded[0])
+        if started.parent_session_id is not None:
+            self._save_snapshot(fold)
+        return session
+
+    def _fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
+        """A fresh fold of the session right after event `at` (a seq or a time)."""
+        check_session_id(session_id)
+        with self._database_errors(), self._engine.connect() as conn:
+            head = head_seq(conn, session_id)
+            if isinstance(at, datetime):
+                seq = seq_at_time(conn, session_id, at)
+            elif isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= head:
+                seq = at
+            else:
+                raise InvalidReplayPoint(
+                    f"at= must be a seq from 1 to {head} or a datetime, got {at!r}"
+                )
+            return load_fold(conn, session_id, seq).fold
+
+    def _after_append(self, fold: ContextFold, start: int, recorded: list[RecordedEvent]) -> None:
+        """Snapshot policy: at each compaction, and each time the version crosses a multiple
+        of `snapshot_every`."""
+        compacted = any(isinstance(e.payload, ContextCompacted) for e in recorded)
+        if compacted or fold.seq // self.snapshot_every > start // self.snapshot_every:
+            self._save_snapshot(fold)
+
+    def _save_snapshot(self, fold: ContextFold) -> None:
+        with self._database_errors():
+            save_snapshot(self._engine, fold, self._clock())
 
     # writing
 
@@ -146,6 +256,11 @@ class SessionStore:
         self.close()
 
     # internals
+
+    def _fold_from_scratch(self, session_id: str, at: int) -> ContextFold:
+        """The fold of every event up to `at`, ignoring snapshots (for checks and benchmarks)."""
+        with self._database_errors(), self._engine.connect() as conn:
+            return load_fold(conn, session_id, at, use_snapshots=False).fold
 
     @staticmethod
     def _session_row(conn: sa.Connection, session_id: str) -> sa.Row[tuple[object, ...]]:

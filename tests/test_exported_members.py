@@ -24,20 +24,30 @@ def test_store_exports() -> None:
         == {
             "ChainReport",
             "ConcurrencyError",
+            "Context",
             "DatabaseUnavailable",
             "IdempotencyError",
             "InvalidEvent",
+            "InvalidReplayPoint",
             "InvalidSessionId",
+            "LiveMessage",
+            "LiveToolResult",
             "NewEvent",
+            "NotInContext",
             "PayloadTooLarge",
             "RecordedEvent",
             "SchemaMismatch",
+            "Session",
             "SessionInfo",
             "SessionStore",
             "SessionStoreError",
+            "TimelineRow",
+            "ToolCall",
+            "UnknownEncoding",
             "UnknownEventType",
             "UnknownSession",
             "UnsupportedSchemaVersion",
+            "Usage",
         }
     )
 
@@ -46,8 +56,8 @@ def test_events_exports_only_its_all() -> None:
     assert set(events.__all__) == public_names(events)
 
 
-def test_projections_exports_nothing_yet() -> None:
-    assert projections.__all__ == []
+def test_projections_exports_only_its_all() -> None:
+    assert set(projections.__all__) == public_names(projections)
 
 
 def test_every_exported_exception_derives_from_the_one_root() -> None:
@@ -61,10 +71,13 @@ def test_every_exported_exception_derives_from_the_one_root() -> None:
         "DatabaseUnavailable",
         "IdempotencyError",
         "InvalidEvent",
+        "InvalidReplayPoint",
         "InvalidSessionId",
+        "NotInContext",
         "PayloadTooLarge",
         "SchemaMismatch",
         "SessionStoreError",
+        "UnknownEncoding",
         "UnknownEventType",
         "UnknownSession",
         "UnsupportedSchemaVersion",

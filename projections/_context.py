@@ -1,0 +1,79 @@
+"""`Context`: the live context at one point of a session, ready for a model API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from events import RecordedEvent
+from projections._fold import ContextFold
+from projections._live import LiveMessage
+from projections._render import api_messages, to_anthropic, to_openai
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What the model is shown after event `seq` of session `session_id`.
+
+    `messages` are the live messages in order, as stored (a tool call still waiting for its
+    result is there as it is). `tokens` is the sum of the per-part counts recorded at append;
+    nothing is re-tokenized. The renderers make the context valid for the API (see
+    `api_messages`).
+    """
+
+    session_id: str
+    seq: int
+    time: datetime
+    model: str
+    context_window: int | None
+    output_reserve: int
+    encoding: str
+    messages: tuple[LiveMessage, ...]
+    tokens: int
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        """The `messages` argument of OpenAI Chat Completions."""
+        return to_openai(self.messages)
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """`system` and `messages` for the Anthropic Messages API."""
+        return to_anthropic(self.messages)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The API-valid messages in sessionstore's own shape, as JSON-ready dicts."""
+        return [message.model_dump(mode="json") for message in api_messages(self.messages)]
+
+    def message(self, message_id: str) -> LiveMessage:
+        """A live message by id (`KeyError` when it is not in this context)."""
+        for message in self.messages:
+            if message.id == message_id:
+                return message
+        raise KeyError(message_id)
+
+
+def context_of(fold: ContextFold, *, restore_pruned: bool = False) -> Context:
+    """The `Context` a fold stands at."""
+    if fold.header is None or fold.time is None:
+        raise ValueError("a context needs at least the session's SessionStarted event")
+    messages = fold.live_messages(restore_pruned=restore_pruned)
+    return Context(
+        session_id=fold.session_id,
+        seq=fold.seq,
+        time=fold.time,
+        model=fold.header.model,
+        context_window=fold.header.context_window,
+        output_reserve=fold.header.output_reserve,
+        encoding=fold.header.encoding,
+        messages=messages,
+        tokens=sum(message.tokens for message in messages),
+    )
+
+
+def fold_events(events: Iterable[RecordedEvent], start: ContextFold | None = None) -> ContextFold:
+    """Fold `events` on top of `start` (a fresh fold when `None`). `start` is consumed."""
+    fold = start if start is not None else ContextFold()
+    for event in events:
+        fold.apply(event)
+    return fold

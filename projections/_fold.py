@@ -1,0 +1,397 @@
+"""The context fold: a session's events, one by one, into its live context.
+
+`ContextFold.apply(event)` is the fold step. It needs nothing but the event (token counts,
+placeholders and times were recorded when the event was appended), so replaying the same
+events always gives the same context. The state is mutated in place rather than copied per
+event: a 50k-event session folds in linear time. Build a fresh fold (or `from_snapshot`) for
+each replay; never share one between readers.
+
+The fold is lenient by design: an event naming a message or part that is not live (written by
+hand, or by a buggy client through the raw `append`) changes nothing for that id. The
+`Session` API refuses such events before they are written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from events import (
+    GENESIS_HASH,
+    ContextCompacted,
+    Message,
+    MessageAppended,
+    MessagePinned,
+    MessagesReverted,
+    MessageUnpinned,
+    OutputsPruned,
+    OutputsRestored,
+    Part,
+    RecordedEvent,
+    SessionStarted,
+    ToolCallPart,
+    ToolResultPart,
+    format_timestamp,
+)
+from projections._live import (
+    LiveMessage,
+    LivePart,
+    LiveToolResult,
+    estimate_tokens,
+    original_result_tokens,
+    shown_result_tokens,
+    stored_tokens,
+)
+
+PROJECTION = "context"
+PROJECTION_VERSION = 1
+"""Bump when the fold or its snapshot shape changes: snapshots of other versions are ignored."""
+
+EventRef = tuple[str, int]
+"""Where a live message is stored: (session id, seq) of the event that carries it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PruneMark:
+    placeholder: str
+    tokens: int
+    at: datetime
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one event did to the live context (for the audit timeline)."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    pruned: tuple[str, ...] = ()
+    restored: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Entry:
+    message: Message
+    ref: EventRef
+    summary: bool
+    tokens: int = 0
+
+
+@dataclass(slots=True)
+class ContextFold:
+    """A session's live context after the events applied so far."""
+
+    session_id: str = ""
+    seq: int = 0
+    hash: str = GENESIS_HASH
+    time: datetime | None = None
+    header: SessionStarted | None = None
+    tokens: int = 0
+    pinned: set[str] = field(default_factory=set)
+    _entries: dict[str, _Entry] = field(default_factory=dict)
+    _result_owner: dict[str, str] = field(default_factory=dict)
+    _pruned: dict[str, PruneMark] = field(default_factory=dict)
+    _restored: set[str] = field(default_factory=set)
+    _calls: dict[str, ToolCallPart] = field(default_factory=dict)  # live calls by call_id
+    _answers: dict[str, int] = field(default_factory=dict)  # live results per call_id
+
+    # the fold step
+
+    def apply(self, event: RecordedEvent) -> Change:
+        """Fold one event in; return what it changed."""
+        payload = event.payload
+        change = Change()
+        if isinstance(payload, SessionStarted):
+            # A fork's SessionStarted follows its parent's history: keep the messages.
+            self.header = payload
+        elif isinstance(payload, MessageAppended):
+            change = self._add(payload.message, (event.session_id, event.seq))
+        elif isinstance(payload, OutputsPruned):
+            change = self._prune(payload, event.recorded_at)
+        elif isinstance(payload, OutputsRestored):
+            change = self._restore(payload.part_ids)
+        elif isinstance(payload, ContextCompacted):
+            change = self._compact(payload, (event.session_id, event.seq))
+        elif isinstance(payload, MessagesReverted):
+            gone = tuple(i for i in payload.reverted_message_ids if i in self._entries)
+            for message_id in gone:
+                self._drop(message_id)
+            change = Change(removed=gone)
+        elif isinstance(payload, MessagePinned):
+            self.pinned.add(payload.message_id)
+        elif isinstance(payload, MessageUnpinned):
+            self.pinned.discard(payload.message_id)
+        self.session_id = event.session_id
+        self.seq = event.seq
+        self.hash = event.hash
+        self.time = event.recorded_at
+        return change
+
+    def _add(self, message: Message, ref: EventRef, *, summary: bool = False) -> Change:
+        if message.id in self._entries:
+            return Change()  # a message id is appended once; a duplicate changes nothing
+        entry = _Entry(message, ref, summary)
+        self._entries[message.id] = entry
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                self._result_owner[part.id] = message.id
+                self._answers[part.call_id] = self._answers.get(part.call_id, 0) + 1
+            elif isinstance(part, ToolCallPart):
+                self._calls.setdefault(part.call_id, part)
+        self._recount(entry)
+        return Change(added=(message.id,))
+
+    def _drop(self, message_id: str) -> None:
+        entry = self._entries.pop(message_id)
+        self.tokens -= entry.tokens
+        for part in entry.message.parts:
+            if isinstance(part, ToolResultPart):
+                self._result_owner.pop(part.id, None)
+                self._pruned.pop(part.id, None)
+                self._restored.discard(part.id)
+                self._answers[part.call_id] -= 1
+                if not self._answers[part.call_id]:
+                    del self._answers[part.call_id]
+            elif isinstance(part, ToolCallPart) and self._calls.get(part.call_id) is part:
+                del self._calls[part.call_id]
+
+    def _prune(self, payload: OutputsPruned, at: datetime) -> Change:
+        pruned = []
+        for part_id in dict.fromkeys(payload.part_ids):
+            if part_id not in self._result_owner or part_id in self._pruned:
+                continue
+            placeholder = payload.placeholder.replace("{part_id}", part_id)
+            tokens = payload.placeholder_tokens
+            if tokens is None:
+                tokens = estimate_tokens(placeholder)
+            self._pruned[part_id] = PruneMark(placeholder, tokens, at, payload.reason)
+            self._restored.discard(part_id)
+            pruned.append(part_id)
+        self._recount_parts(pruned)
+        return Change(pruned=tuple(pruned))
+
+    def _restore(self, part_ids: tuple[str, ...]) -> Change:
+        restored = []
+        for part_id in dict.fromkeys(part_ids):
+            if part_id not in self._result_owner or part_id in self._restored:
+                continue
+            part = self._result_part(part_id)
+            if part_id not in self._pruned and part.truncation is None:
+                continue  # already shown in full: nothing to restore
+            self._pruned.pop(part_id, None)
+            self._restored.add(part_id)
+            restored.append(part_id)
+        self._recount_parts(restored)
+        return Change(restored=tuple(restored))
+
+    def _compact(self, payload: ContextCompacted, ref: EventRef) -> Change:
+        always_kept = {
+            message_id
+            for message_id, entry in self._entries.items()
+            if entry.message.role == "system" or message_id in self.pinned
+        }
+        replaced = [
+            i for i in payload.replaced_message_ids if i in self._entries and i not in always_kept
+        ]
+        for message_id in replaced:
+            self._drop(message_id)
+        ordered = list(self._entries.items())
+        boundary = next(
+            (n for n, (i, _) in enumerate(ordered) if i == payload.first_kept_message_id),
+            len(ordered),
+        )
+        self._entries = dict(ordered[:boundary])
+        added = self._add(payload.summary, ref, summary=True)
+        self._entries.update(ordered[boundary:])
+        return Change(added=added.added, removed=tuple(replaced))
+
+    # token accounting
+
+    def _recount_parts(self, part_ids: list[str]) -> None:
+        for message_id in dict.fromkeys(self._result_owner[p] for p in part_ids):
+            self._recount(self._entries[message_id])
+
+    def _recount(self, entry: _Entry) -> None:
+        tokens = sum(self._part_tokens(part) for part in entry.message.parts)
+        self.tokens += tokens - entry.tokens
+        entry.tokens = tokens
+
+    def _part_tokens(self, part: Part) -> int:
+        if not isinstance(part, ToolResultPart):
+            return stored_tokens(part)
+        mark = self._pruned.get(part.id)
+        if mark is not None:
+            return mark.tokens
+        if part.id in self._restored:
+            return original_result_tokens(part)
+        return shown_result_tokens(part)
+
+    # reading the state
+
+    def _result_part(self, part_id: str) -> ToolResultPart:
+        for part in self._entries[self._result_owner[part_id]].message.parts:
+            if part.id == part_id and isinstance(part, ToolResultPart):
+                return part
+        raise KeyError(part_id)  # pragma: no cover - the index and the entries agree
+
+    def message_ids(self) -> list[str]:
+        """Ids of the live messages, in context order."""
+        return list(self._entries)
+
+    def message(self, message_id: str) -> Message:
+        return self._entries[message_id].message
+
+    def is_live(self, message_id: str) -> bool:
+        return message_id in self._entries
+
+    def tool_result(self, part_id: str) -> ToolResultPart | None:
+        """A live tool-result part by id, or `None`."""
+        return self._result_part(part_id) if part_id in self._result_owner else None
+
+    def pruned_part_ids(self) -> list[str]:
+        """Live tool results now shown as a placeholder, oldest first."""
+        return [p for p in self._result_owner if p in self._pruned]
+
+    def prune_mark(self, part_id: str) -> PruneMark | None:
+        return self._pruned.get(part_id)
+
+    def is_restored(self, part_id: str) -> bool:
+        return part_id in self._restored
+
+    def tool_call(self, call_id: str) -> ToolCallPart | None:
+        """The live tool call with this call id, or `None`."""
+        return self._calls.get(call_id)
+
+    def is_pending(self, call_id: str) -> bool:
+        """Whether a live tool call `call_id` has no live result yet."""
+        return call_id in self._calls and call_id not in self._answers
+
+    def pending_call_ids(self) -> list[str]:
+        """Tool calls in the live context that no live result answers yet, in call order."""
+        return [call_id for call_id in self._calls if call_id not in self._answers]
+
+    def live_messages(self, *, restore_pruned: bool = False) -> tuple[LiveMessage, ...]:
+        """The live context as the model is shown it; with `restore_pruned`, every tool result
+        shows its full original output instead."""
+        return tuple(self._live_message(entry, restore_pruned) for entry in self._entries.values())
+
+    def _live_message(self, entry: _Entry, restore_pruned: bool) -> LiveMessage:
+        message = entry.message
+        parts: list[LivePart] = []
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                parts.append(self._live_result(part, restore_pruned))
+            else:
+                parts.append(part)
+        tokens = entry.tokens if not restore_pruned else sum(_live_part_tokens(p) for p in parts)
+        return LiveMessage(
+            id=message.id,
+            role=message.role,
+            parts=tuple(parts),
+            usage=message.usage,
+            tokens=tokens,
+            pinned=message.id in self.pinned,
+            summary=entry.summary,
+        )
+
+    def _live_result(self, part: ToolResultPart, restore_pruned: bool) -> LiveToolResult:
+        mark = self._pruned.get(part.id)
+        common: dict[str, Any] = {
+            "id": part.id,
+            "call_id": part.call_id,
+            "name": part.name,
+            "is_error": part.is_error,
+        }
+        if restore_pruned or part.id in self._restored:
+            status = "restored" if (mark or part.truncation or part.id in self._restored) else None
+            return LiveToolResult(
+                **common,
+                output=part.output,
+                tokens=original_result_tokens(part),
+                status=status or "original",
+            )
+        if mark is not None:
+            return LiveToolResult(
+                **common,
+                output=mark.placeholder,
+                tokens=mark.tokens,
+                status="pruned",
+                compacted_at=mark.at,
+            )
+        return LiveToolResult(
+            **common,
+            output=part.shown,
+            tokens=shown_result_tokens(part),
+            status="truncated" if part.truncation is not None else "original",
+        )
+
+    # snapshots
+
+    def refs(self) -> list[EventRef]:
+        """Where each live message is stored, in context order."""
+        return [entry.ref for entry in self._entries.values()]
+
+    def to_snapshot(self) -> dict[str, Any]:
+        """The state as JSON, with messages by reference: a snapshot stays small however
+        large the outputs, and the messages are read back from their events."""
+        assert self.header is not None and self.time is not None
+        sessions = list(dict.fromkeys(entry.ref[0] for entry in self._entries.values()))
+        index = {session_id: n for n, session_id in enumerate(sessions)}
+        return {
+            "session_id": self.session_id,
+            "seq": self.seq,
+            "hash": self.hash,
+            "time": format_timestamp(self.time),
+            "header": self.header.model_dump(mode="json"),
+            "sessions": sessions,
+            "entries": [
+                [message_id, index[entry.ref[0]], entry.ref[1], int(entry.summary)]
+                for message_id, entry in self._entries.items()
+            ],
+            "pruned": {
+                part_id: [mark.placeholder, mark.tokens, format_timestamp(mark.at), mark.reason]
+                for part_id, mark in self._pruned.items()
+            },
+            "restored": sorted(self._restored),
+            "pinned": sorted(self.pinned),
+            "tokens": self.tokens,
+        }
+
+    @staticmethod
+    def snapshot_refs(state: dict[str, Any]) -> list[EventRef]:
+        sessions = state["sessions"]
+        return [(sessions[s], seq) for _, s, seq, _ in state["entries"]]
+
+    @classmethod
+    def from_snapshot(cls, state: dict[str, Any], messages: dict[EventRef, Message]) -> ContextFold:
+        """Rebuild a fold from `to_snapshot` output and the messages its refs point to."""
+        fold = cls(
+            session_id=state["session_id"],
+            seq=state["seq"],
+            hash=state["hash"],
+            time=datetime.fromisoformat(state["time"]),
+            header=SessionStarted.model_validate(state["header"]),
+            pinned=set(state["pinned"]),
+        )
+        fold._pruned = {
+            part_id: PruneMark(placeholder, tokens, datetime.fromisoformat(at), reason)
+            for part_id, (placeholder, tokens, at, reason) in state["pruned"].items()
+        }
+        fold._restored = set(state["restored"])
+        sessions = state["sessions"]
+        for message_id, s, seq, summary in state["entries"]:
+            ref = (sessions[s], seq)
+            message = messages[ref]
+            if message.id != message_id:
+                raise ValueError(
+                    f"snapshot expects message {message_id} at {ref}, not {message.id}"
+                )
+            fold._add(message, ref, summary=bool(summary))
+        if fold.tokens != state["tokens"]:
+            raise ValueError("snapshot token total does not match its messages")
+        return fold
+
+
+def _live_part_tokens(part: LivePart) -> int:
+    return part.tokens if isinstance(part, LiveToolResult) else stored_tokens(part)

@@ -1,0 +1,102 @@
+"""The read model of a live context: messages as the model is shown them.
+
+Stored messages never change; what changes is how a tool result is shown (original, truncated,
+pruned to a placeholder, restored). `LiveMessage` is a message as it stands in the live context
+at one point, with every part's token count resolved.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from events import (
+    FilePart,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+
+FILE_TOKENS = 1_000
+"""A file or image counts this many tokens: providers price images by their pixels, which the
+store does not decode, and 1,000 sits between a small and a full-size image."""
+
+OutputStatus = Literal["original", "truncated", "pruned", "restored"]
+
+
+class FrozenModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LiveToolResult(FrozenModel):
+    """A tool result as the model is shown it.
+
+    `output` is the text the model sees: the original, the truncated view, or the prune
+    placeholder. `compacted_at` is when it was pruned (OpenCode's `time.compacted`).
+    """
+
+    type: Literal["tool_result"] = "tool_result"
+    id: str
+    call_id: str
+    name: str | None = None
+    output: str
+    is_error: bool = False
+    tokens: int
+    status: OutputStatus = "original"
+    compacted_at: datetime | None = None
+
+
+LivePart = Annotated[
+    TextPart | ReasoningPart | ToolCallPart | LiveToolResult | FilePart,
+    Field(discriminator="type"),
+]
+
+
+class LiveMessage(FrozenModel):
+    """One message of the live context. `summary` marks a compaction's summary message."""
+
+    id: str
+    role: Role
+    parts: tuple[LivePart, ...]
+    usage: Usage | None = None
+    tokens: int
+    pinned: bool = False
+    summary: bool = False
+
+
+def estimate_tokens(text: str) -> int:
+    """Stand-in for a count missing from the event (written without the Session API): about
+    four bytes per token, the usual rule of thumb. Deterministic, so replay stays exact."""
+    return -(-len(text.encode("utf-8", "surrogatepass")) // 4)
+
+
+def stored_tokens(part: TextPart | ReasoningPart | ToolCallPart | FilePart) -> int:
+    """A part's token count as recorded at append, or its estimate when none was."""
+    if part.tokens is not None:
+        return part.tokens
+    if isinstance(part, FilePart):
+        return FILE_TOKENS
+    if isinstance(part, ToolCallPart):
+        return estimate_tokens(part.name + part.arguments)
+    return estimate_tokens(part.text)
+
+
+def shown_result_tokens(part: ToolResultPart) -> int:
+    """Tokens of what the model is shown of a tool result at append (truncated view or all)."""
+    if part.tokens is not None:
+        return part.tokens
+    return estimate_tokens(part.shown)
+
+
+def original_result_tokens(part: ToolResultPart) -> int:
+    """Tokens of a tool result's full original output."""
+    if part.truncation is None:
+        return shown_result_tokens(part)
+    if part.truncation.output_tokens is not None:
+        return part.truncation.output_tokens
+    return estimate_tokens(part.output)

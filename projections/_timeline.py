@@ -1,0 +1,132 @@
+"""The audit timeline: one row per event, saying what it did to the live context."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from events import (
+    ContextCompacted,
+    FilePart,
+    Message,
+    MessageAppended,
+    MessagePinned,
+    MessagesReverted,
+    MessageUnpinned,
+    OutputsPruned,
+    OutputsRestored,
+    Payload,
+    ReasoningPart,
+    RecordedEvent,
+    SessionStarted,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from projections._fold import Change, ContextFold
+
+SUMMARY_WIDTH = 80
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineRow:
+    """One event of a session, for audits.
+
+    `tokens` is the live context's size right after the event; `added` and `removed` are the
+    message ids that entered or left the live context; `pruned` and `restored` the tool-result
+    part ids whose outputs left or came back.
+    """
+
+    seq: int
+    time: datetime
+    type: str
+    summary: str
+    tokens: int
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    pruned: tuple[str, ...] = ()
+    restored: tuple[str, ...] = ()
+
+
+def timeline(
+    events: Iterable[RecordedEvent], start: ContextFold | None = None
+) -> list[TimelineRow]:
+    """Rows for `events`, folded on top of `start` (a fork's parent history, say)."""
+    fold = start if start is not None else ContextFold()
+    rows = []
+    for event in events:
+        change = fold.apply(event)
+        rows.append(
+            TimelineRow(
+                seq=event.seq,
+                time=event.recorded_at,
+                type=event.type,
+                summary=describe(event.payload, change),
+                tokens=fold.tokens,
+                added=change.added,
+                removed=change.removed,
+                pruned=change.pruned,
+                restored=change.restored,
+            )
+        )
+    return rows
+
+
+def describe(payload: Payload, change: Change) -> str:
+    """A one-line, human summary of an event."""
+    if isinstance(payload, SessionStarted):
+        text = f"started {payload.title!r} on {payload.model or 'an unnamed model'}"
+        if payload.context_window:
+            text += f", window {payload.context_window:,}"
+        if payload.parent_session_id is not None:
+            text += f", forked from {payload.parent_session_id} at {payload.parent_seq}"
+        return _clip(text)
+    if isinstance(payload, MessageAppended):
+        return _clip(_describe_message(payload.message))
+    if isinstance(payload, OutputsPruned):
+        return _clip(
+            f"pruned {len(change.pruned)} tool output(s), freed {payload.tokens_freed:,} tokens"
+            + (f" ({payload.reason})" if payload.reason else "")
+        )
+    if isinstance(payload, OutputsRestored):
+        return f"restored {len(change.restored)} tool output(s)"
+    if isinstance(payload, ContextCompacted):
+        return _clip(
+            f"compacted {len(change.removed)} message(s) into a summary: "
+            f"{payload.tokens_before:,} -> {payload.tokens_after:,} tokens "
+            f"({payload.reason}, {payload.summarizer})"
+        )
+    if isinstance(payload, MessagesReverted):
+        return f"reverted {len(change.removed)} message(s) after {payload.after_message_id}"
+    if isinstance(payload, MessagePinned):
+        return f"pinned {payload.message_id}"
+    if isinstance(payload, MessageUnpinned):
+        return f"unpinned {payload.message_id}"
+    return str(getattr(payload, "type", type(payload).__name__))  # pragma: no cover
+
+
+def _describe_message(message: Message) -> str:
+    pieces = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            pieces.append(_one_line(part.text))
+        elif isinstance(part, ReasoningPart):
+            pieces.append("(reasoning)")
+        elif isinstance(part, ToolCallPart):
+            pieces.append(f"{part.name}({_one_line(part.arguments)})")
+        elif isinstance(part, ToolResultPart):
+            status = "error" if part.is_error else f"{len(part.output.encode()):,} bytes"
+            cut = ", truncated" if part.truncation is not None else ""
+            pieces.append(f"{part.name or part.call_id} -> {status}{cut}")
+        elif isinstance(part, FilePart):
+            pieces.append(f"[{part.filename or part.media_type}]")
+    return f"{message.role}: " + "; ".join(pieces)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= SUMMARY_WIDTH else text[: SUMMARY_WIDTH - 1] + "…"

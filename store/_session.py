@@ -1,0 +1,244 @@
+"""`Session`: one agent session, as an agent loop uses it.
+
+A `Session` holds the session's context fold at the version it last saw. Every append goes
+through the store with that version as `expected_version`, so two handles on one session can
+never interleave silently: the one that is behind gets `ConcurrencyError` and can `refresh()`
+and decide again. Reads (`context()`, `timeline()`) first fold in whatever other writers
+appended, so they always show the session as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from events import (
+    Message,
+    MessageAppended,
+    MessagePinned,
+    MessagesReverted,
+    MessageUnpinned,
+    NewEvent,
+    OutputsRestored,
+    Part,
+    Payload,
+    RecordedEvent,
+    SessionStarted,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from projections import Context, ContextFold, TimelineRow, context_of, timeline
+from store._errors import InvalidEvent, NotInContext
+from store._tokens import with_tokens
+
+if TYPE_CHECKING:
+    from store._store import SessionStore
+
+
+class ToolCall(BaseModel):
+    """A tool call the model made: its id, the tool's name and its input arguments."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    input: JsonValue = Field(default_factory=dict)
+
+    def to_part(self) -> ToolCallPart:
+        return ToolCallPart.from_input(call_id=self.id, name=self.name, input=self.input)
+
+
+class Session:
+    """A handle on one session; get one from `SessionStore.create_session`, `.session(id)` or
+    `.fork(...)`."""
+
+    def __init__(self, store: SessionStore, fold: ContextFold) -> None:
+        self._store = store
+        self._fold = fold
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} at version {self.version}>"
+
+    @property
+    def id(self) -> str:
+        return self._fold.session_id
+
+    @property
+    def version(self) -> int:
+        """The last seq this handle has seen: its next append expects the head to be here."""
+        return self._fold.seq
+
+    @property
+    def header(self) -> SessionStarted:
+        """The session's `SessionStarted`: model, window, encoding, compression settings."""
+        assert self._fold.header is not None
+        return self._fold.header
+
+    # appending messages
+
+    def append_system(self, text: str) -> Message:
+        return self.append_message(Message(role="system", parts=(TextPart(text=text),)))
+
+    def append_user(self, text: str) -> Message:
+        return self.append_message(Message(role="user", parts=(TextPart(text=text),)))
+
+    def append_assistant(
+        self,
+        text: str = "",
+        *,
+        tool_calls: Sequence[ToolCall] = (),
+        usage: Usage | None = None,
+    ) -> Message:
+        """An assistant turn: its text (may be empty when it only calls tools), its tool calls
+        and the usage the provider reported for it."""
+        parts: list[Part] = [TextPart(text=text)] if text or not tool_calls else []
+        parts.extend(call.to_part() for call in tool_calls)
+        return self.append_message(Message(role="assistant", parts=tuple(parts), usage=usage))
+
+    def append_tool_result(
+        self, call_id: str, output: str, *, is_error: bool = False, name: str | None = None
+    ) -> Message:
+        """The result of the pending tool call `call_id` (the tool's name is taken from it)."""
+        call = self._pending_call(call_id)
+        part = ToolResultPart(
+            call_id=call_id, name=name or call.name, output=output, is_error=is_error
+        )
+        return self.append_message(Message(role="tool", parts=(part,)))
+
+    def append_message(self, message: Message) -> Message:
+        """Append any message; parts without a token count are counted now."""
+        self._check_message(message)
+        encoding = self.header.encoding
+        counted = message.model_copy(
+            update={"parts": tuple(with_tokens(part, encoding) for part in message.parts)}
+        )
+        self.append_events([MessageAppended(message=counted)])
+        return counted
+
+    # changing what the context shows
+
+    def restore(self, part_ids: Iterable[str] | None = None) -> RecordedEvent | None:
+        """Bring back the original outputs of pruned or truncated tool results (all pruned ones
+        when `part_ids` is `None`). Returns the event, or `None` when there was nothing to do."""
+        self._catch_up()
+        if part_ids is None:
+            ids = self._fold.pruned_part_ids()
+        else:
+            ids = list(dict.fromkeys(part_ids))
+            for part_id in ids:
+                if self._fold.tool_result(part_id) is None:
+                    raise NotInContext(f"no tool result {part_id!r} in the live context")
+        if not ids:
+            return None
+        return self.append_events([OutputsRestored(part_ids=tuple(ids))])[0]
+
+    def revert(self, to_message_id: str) -> RecordedEvent | None:
+        """Undo every message after `to_message_id` (replay still shows them). Results of tool
+        calls made at or before it are kept, so the context stays valid for the API."""
+        self._catch_up()
+        self._require_live(to_message_id)
+        ids = self._fold.message_ids()
+        point = ids.index(to_message_id)
+        kept_calls: set[str] = set()
+        reverted = []
+        for position, message_id in enumerate(ids):
+            message = self._fold.message(message_id)
+            if position <= point:
+                kept_calls.update(p.call_id for p in message.parts if isinstance(p, ToolCallPart))
+            elif message.role == "tool" and all(
+                isinstance(p, ToolResultPart) and p.call_id in kept_calls for p in message.parts
+            ):
+                continue
+            else:
+                reverted.append(message_id)
+        if not reverted:
+            return None
+        event = MessagesReverted(
+            after_message_id=to_message_id, reverted_message_ids=tuple(reverted)
+        )
+        return self.append_events([event])[0]
+
+    def pin(self, message_id: str) -> RecordedEvent | None:
+        """Keep a message through every compaction (the original task, say)."""
+        self._catch_up()
+        self._require_live(message_id)
+        if message_id in self._fold.pinned:
+            return None
+        return self.append_events([MessagePinned(message_id=message_id)])[0]
+
+    def unpin(self, message_id: str) -> RecordedEvent | None:
+        self._catch_up()
+        if message_id not in self._fold.pinned:
+            return None
+        return self.append_events([MessageUnpinned(message_id=message_id)])[0]
+
+    def append_events(self, payloads: Sequence[Payload | NewEvent]) -> list[RecordedEvent]:
+        """Append events in one transaction after this handle's version (optimistic
+        concurrency), and fold them in. The lower-level door for policies and importers."""
+        recorded = self._store.append(self.id, payloads, expected_version=self.version)
+        start = self._fold.seq
+        for event in recorded:
+            self._fold.apply(event)
+        self._store._after_append(self._fold, start, recorded)
+        return recorded
+
+    # reading
+
+    def context(self, at: int | datetime | None = None, *, restore_pruned: bool = False) -> Context:
+        """The live context now, or as it was right after event `at` (a seq, or the last event
+        at or before a time). `restore_pruned=True` shows every tool result's original output;
+        it changes nothing in the session."""
+        if at is None:
+            self._catch_up()
+            return context_of(self._fold, restore_pruned=restore_pruned)
+        return context_of(self._store._fold_at(self.id, at), restore_pruned=restore_pruned)
+
+    def timeline(self) -> list[TimelineRow]:
+        """One row per event of this session, for audits (a fork's rows start at its fork)."""
+        events = self._store.read(self.id)
+        start = None
+        header = events[0].payload
+        if isinstance(header, SessionStarted) and header.parent_session_id is not None:
+            assert header.parent_seq is not None
+            start = self._store._fold_at(header.parent_session_id, header.parent_seq)
+        return timeline(events, start)
+
+    def refresh(self) -> None:
+        """Catch up with events other handles appended (after a `ConcurrencyError`, say)."""
+        self._catch_up()
+
+    # internals
+
+    def _catch_up(self) -> None:
+        for event in self._store.read(self.id, from_seq=self.version + 1):
+            self._fold.apply(event)
+
+    def _require_live(self, message_id: str) -> None:
+        if not self._fold.is_live(message_id):
+            raise NotInContext(f"no message {message_id!r} in the live context of {self.id}")
+
+    def _pending_call(self, call_id: str) -> ToolCallPart:
+        call = self._fold.tool_call(call_id)
+        if call is None or not self._fold.is_pending(call_id):
+            raise NotInContext(f"no tool call {call_id!r} in {self.id} is waiting for a result")
+        return call
+
+    def _check_message(self, message: Message) -> None:
+        if self._fold.is_live(message.id):
+            raise InvalidEvent(f"message {message.id} is in the session already")
+        calls = [p.call_id for p in message.parts if isinstance(p, ToolCallPart)]
+        if len(set(calls)) != len(calls):
+            raise InvalidEvent("a message calls two tools with the same call id")
+        for call_id in calls:
+            if self._fold.tool_call(call_id) is not None:
+                raise InvalidEvent(f"tool call id {call_id!r} is used already in this session")
+        answered = [p.call_id for p in message.parts if isinstance(p, ToolResultPart)]
+        if len(set(answered)) != len(answered):
+            raise InvalidEvent("a message answers one tool call twice")
+        for call_id in answered:
+            self._pending_call(call_id)
