@@ -174,10 +174,7 @@ class ContextFold:
     def _restore(self, part_ids: tuple[str, ...]) -> Change:
         restored = []
         for part_id in dict.fromkeys(part_ids):
-            if part_id not in self._result_owner or part_id in self._restored:
-                continue
-            part = self._result_part(part_id)
-            if part_id not in self._pruned and part.truncation is None:
+            if not self.is_restorable(part_id):
                 continue  # already shown in full: nothing to restore
             self._pruned.pop(part_id, None)
             self._restored.add(part_id)
@@ -256,8 +253,12 @@ class ContextFold:
     def prune_mark(self, part_id: str) -> PruneMark | None:
         return self._pruned.get(part_id)
 
-    def is_restored(self, part_id: str) -> bool:
-        return part_id in self._restored
+    def is_restorable(self, part_id: str) -> bool:
+        """Whether a live tool result shows less than its original (pruned or truncated)."""
+        part = self.tool_result(part_id)
+        if part is None or part_id in self._restored:
+            return False
+        return part_id in self._pruned or part.truncation is not None
 
     def tool_call(self, call_id: str) -> ToolCallPart | None:
         """The live tool call with this call id, or `None`."""

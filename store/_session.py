@@ -124,7 +124,8 @@ class Session:
 
     def restore(self, part_ids: Iterable[str] | None = None) -> RecordedEvent | None:
         """Bring back the original outputs of pruned or truncated tool results (all pruned ones
-        when `part_ids` is `None`). Returns the event, or `None` when there was nothing to do."""
+        when `part_ids` is `None`). Returns the event, or `None` when every part named shows its
+        original already."""
         self._catch_up()
         if part_ids is None:
             ids = self._fold.pruned_part_ids()
@@ -133,6 +134,7 @@ class Session:
             for part_id in ids:
                 if self._fold.tool_result(part_id) is None:
                     raise NotInContext(f"no tool result {part_id!r} in the live context")
+            ids = [part_id for part_id in ids if self._fold.is_restorable(part_id)]
         if not ids:
             return None
         return self.append_events([OutputsRestored(part_ids=tuple(ids))])[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -110,8 +111,13 @@ def sqlite_backend(tmp_path: Path) -> Backend:
     return Backend("sqlite", f"sqlite:///{tmp_path / 'store.db'}")
 
 
-@pytest.fixture
-def postgres_backend() -> Iterator[Backend]:
+@contextmanager
+def fresh_database(name: str, folder: Path) -> Iterator[Backend]:
+    """An empty database of backend `name`: a new SQLite file in `folder`, or a new PostgreSQL
+    schema, dropped afterwards."""
+    if name == "sqlite":
+        yield Backend("sqlite", f"sqlite:///{folder / f'{uuid.uuid4().hex}.db'}")
+        return
     require_postgres()
     schema = f"test_{uuid.uuid4().hex[:16]}"
     admin = sa.create_engine(POSTGRES_URL, poolclass=sa.pool.NullPool)
@@ -124,6 +130,12 @@ def postgres_backend() -> Iterator[Backend]:
         with admin.begin() as conn:
             conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture
+def postgres_backend(tmp_path: Path) -> Iterator[Backend]:
+    with fresh_database("postgresql", tmp_path) as backend:
+        yield backend
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -1,7 +1,10 @@
-"""A writer killed with SIGKILL mid-stream loses nothing it committed and leaves no half event."""
+"""A writer killed with SIGKILL mid-stream loses nothing it committed and leaves no half event;
+an agent killed mid-run resumes with exactly the context it had."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 from events import MessageAppended
+from projections import context_of
 from store import SessionStore
 from tests.conftest import Backend
 
@@ -62,3 +66,61 @@ def test_sigkill_mid_stream_leaves_every_committed_event_and_a_valid_chain(
         text = event.payload.message.parts[0].text  # type: ignore[union-attr]
         assert text.startswith(f"{event.seq}:")
     assert (report.ok, report.events_checked) == (True, version)
+
+
+AGENT = """
+import hashlib, json, sys
+from store import SessionStore, ToolCall, Usage
+
+def digest(context):
+    return hashlib.sha256(json.dumps(context.to_dicts()).encode()).hexdigest()
+
+store = SessionStore(sys.argv[1], snapshot_every=7)
+s = store.create_session(model="gpt-4o", context_window=128_000, title="killed")
+print(s.id, flush=True)
+s.append_system("You are a coding agent.")
+task = s.append_user("Fix every failing test.")
+s.pin(task.id)
+turn = 0
+while True:
+    turn += 1
+    s.append_assistant(f"turn {turn}", tool_calls=[ToolCall(id=f"c{turn}", name="bash")],
+                       usage=Usage(input=turn * 50, output=10))
+    print(s.version, digest(s.context()), flush=True)
+    s.append_tool_result(f"c{turn}", output="x" * (turn * 997 % 30_000))
+    print(s.version, digest(s.context()), flush=True)
+    if turn % 9 == 0:
+        s.revert(s.context().messages[-3].id)
+        print(s.version, digest(s.context()), flush=True)
+"""
+
+
+def test_an_agent_killed_mid_run_resumes_with_the_identical_context(backend: Backend) -> None:
+    agent = subprocess.Popen(
+        [sys.executable, "-c", AGENT, backend.url],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert agent.stdout is not None
+    session_id = agent.stdout.readline().strip()
+    seen: dict[int, str] = {}
+    for line in agent.stdout:
+        version, digest = line.split()
+        seen[int(version)] = digest
+        if len(seen) >= 80:
+            break
+    os.kill(agent.pid, signal.SIGKILL)
+    agent.wait(timeout=30)
+    assert agent.returncode == -signal.SIGKILL, agent.stderr.read() if agent.stderr else ""
+
+    with SessionStore(backend.url) as store:
+        resumed = store.session(session_id)
+        assert resumed.version >= max(seen)
+        for version, digest in seen.items():
+            context = resumed.context(at=version)
+            assert hashlib.sha256(json.dumps(context.to_dicts()).encode()).hexdigest() == digest
+        scratch = context_of(store._fold_from_scratch(session_id, resumed.version))
+        assert resumed.context() == scratch
+        assert store.verify(session_id).ok

@@ -1,0 +1,341 @@
+"""A hypothesis state machine drives random agent sessions through the Session API (appends,
+prunes, restores, compactions with a fixed summary, reverts, pins, forks, restarts) and checks
+after every step, on each backend:
+
+- snapshot + tail gives exactly the fold of every event from the first;
+- the live context renders valid for the OpenAI and Anthropic APIs;
+- nothing appended is lost: every live tool result shows its original in `restore_pruned`;
+  every replay point still gives the context captured live at that point;
+- the hash chain verifies;
+- the live messages, pins and prune states are those of a plain reference model kept by the
+  test (`Expected`), so a fold that drops a pinned message or forgets a restore fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from events import ContextCompacted, Message, OutputsPruned, TextPart
+from projections import Context, LiveToolResult, context_of
+from store import Session, SessionStore, ToolCall
+from store._replay import load_fold
+from tests.conftest import fresh_database
+
+texts = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40)
+outputs = st.one_of(texts, st.integers(0, 3000).map(lambda n: "log line\n" * n))
+
+SUMMARY = "Summary of the conversation so far: the user asked for a fix; tools were run."
+PLACEHOLDER = "[Output pruned; restore with part id {part_id}]"
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the live context must be, worked out by the test without the fold."""
+
+    ids: tuple[str, ...] = ()
+    pinned: frozenset[str] = frozenset()
+    pruned: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Appended:
+    role: str
+    calls: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+    result_part: str | None = None
+
+
+class SessionMachine(RuleBasedStateMachine):
+    backend_name = "sqlite"
+    folder = Path(".")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._exit = contextlib.ExitStack()
+        self.backend = self._exit.enter_context(fresh_database(self.backend_name, self.folder))
+        self.store = SessionStore(self.backend.url, snapshot_every=3)
+        self.s: Session = self.store.create_session(model="gpt-4o", context_window=100_000)
+        self.session_ids = [self.s.id]
+        self.captured: dict[tuple[str, int], Context] = {}
+        self.originals: dict[str, str] = {}  # tool-result part id -> output as appended
+        self.appended: dict[str, Appended] = {}  # message id -> what the test appended
+        self.expected: dict[tuple[str, int], Expected] = {}
+        self.now = Expected()
+        self.calls = 0
+        self.capture()
+
+    def teardown(self) -> None:
+        try:
+            for (session_id, seq), seen in self.captured.items():
+                assert self.store.session(session_id).context(at=seq) == seen
+        finally:
+            self.store.close()
+            self._exit.close()
+
+    def capture(self, now: Expected | None = None) -> None:
+        if now is not None:
+            self.now = now
+        self.captured[(self.s.id, self.s.version)] = self.s.context()
+        self.expected[(self.s.id, self.s.version)] = self.now
+
+    def added(self, message: Message, appended: Appended) -> None:
+        self.appended[message.id] = appended
+        self.capture(replace(self.now, ids=(*self.now.ids, message.id)))
+
+    # helpers
+
+    def live(self) -> Context:
+        return self.s.context()
+
+    def tool_results(self, context: Context) -> list[LiveToolResult]:
+        return [p for m in context.messages for p in m.parts if isinstance(p, LiveToolResult)]
+
+    # appends
+
+    @rule(text=texts)
+    def user(self, text: str) -> None:
+        self.added(self.s.append_user(text), Appended("user"))
+
+    @rule(text=texts)
+    def system(self, text: str) -> None:
+        self.added(self.s.append_system(text), Appended("system"))
+
+    @rule(text=texts, tools=st.integers(0, 3))
+    def assistant(self, text: str, tools: int) -> None:
+        calls = []
+        for _ in range(tools):
+            self.calls += 1
+            calls.append(ToolCall(id=f"call_{self.calls}", name="bash", input={"n": self.calls}))
+        message = self.s.append_assistant(text, tool_calls=calls)
+        self.added(message, Appended("assistant", calls=tuple(c.id for c in calls)))
+
+    @rule(data=st.data(), output=outputs, is_error=st.booleans())
+    def tool_result(self, data: st.DataObject, output: str, is_error: bool) -> None:
+        pending = self.s._fold.pending_call_ids()
+        if not pending:
+            return
+        call_id = data.draw(st.sampled_from(pending))
+        message = self.s.append_tool_result(call_id, output=output, is_error=is_error)
+        part_id = message.parts[0].id
+        self.originals[part_id] = output
+        self.added(message, Appended("tool", answers=(call_id,), result_part=part_id))
+
+    # context management
+
+    @rule(data=st.data())
+    def prune(self, data: st.DataObject) -> None:
+        shown = [p.id for p in self.tool_results(self.live()) if p.status != "pruned"]
+        if not shown:
+            return
+        chosen = data.draw(st.lists(st.sampled_from(shown), min_size=1, unique=True))
+        self.s.append_events(
+            [OutputsPruned(part_ids=tuple(chosen), placeholder=PLACEHOLDER, tokens_freed=0)]
+        )
+        self.capture(replace(self.now, pruned=self.now.pruned | set(chosen)))
+
+    @rule(data=st.data())
+    def restore(self, data: st.DataObject) -> None:
+        ids = [p.id for p in self.tool_results(self.live())]
+        some = st.lists(st.sampled_from(ids), min_size=1, unique=True) if ids else st.none()
+        chosen = data.draw(st.one_of(st.none(), some))
+        event = self.s.restore(chosen)
+        pruned = self.now.pruned - set(self.now.pruned if chosen is None else chosen)
+        assert (event is None) == (pruned == self.now.pruned)
+        if event is not None:
+            self.capture(replace(self.now, pruned=pruned))
+
+    @rule()
+    def compact(self) -> None:
+        messages = self.live().messages
+        users = [n for n, m in enumerate(messages) if m.role == "user" and not m.summary]
+        if not users or users[-1] == 0:
+            return
+        boundary = users[-1]
+        summary = Message(role="user", parts=(TextPart(text=SUMMARY, tokens=15),))
+        self.s.append_events(
+            [
+                ContextCompacted(
+                    summary=summary,
+                    first_kept_message_id=messages[boundary].id,
+                    replaced_message_ids=tuple(m.id for m in messages[:boundary]),
+                    tokens_before=self.live().tokens,
+                    tokens_after=0,
+                    reason="manual",
+                    summarizer="fixed",
+                )
+            ]
+        )
+        head, tail = self.now.ids[:boundary], self.now.ids[boundary:]
+        kept = [i for i in head if i in self.now.pinned or self.appended[i].role == "system"]
+        gone = {self.appended[i].result_part for i in head if i not in kept}
+        self.appended[summary.id] = Appended("user")
+        self.capture(
+            replace(self.now, ids=(*kept, summary.id, *tail), pruned=self.now.pruned - gone)
+        )
+
+    @rule(data=st.data())
+    def revert(self, data: st.DataObject) -> None:
+        messages = self.live().messages
+        if messages:
+            target = data.draw(st.sampled_from(messages))
+            point = self.now.ids.index(target.id)
+            made = {c for i in self.now.ids[: point + 1] for c in self.appended[i].calls}
+            kept = [
+                i
+                for i in self.now.ids[point + 1 :]
+                if self.appended[i].role == "tool" and set(self.appended[i].answers) <= made
+            ]
+            ids = (*self.now.ids[: point + 1], *kept)
+            gone = {self.appended[i].result_part for i in self.now.ids if i not in ids}
+            event = self.s.revert(target.id)
+            assert (event is None) == (ids == self.now.ids)
+            if event is not None:
+                self.capture(replace(self.now, ids=ids, pruned=self.now.pruned - gone))
+
+    @rule(data=st.data(), pin=st.booleans())
+    def pin_or_unpin(self, data: st.DataObject, pin: bool) -> None:
+        messages = self.live().messages
+        if messages:
+            target = data.draw(st.sampled_from(messages))
+            changed = self.s.pin(target.id) if pin else self.s.unpin(target.id)
+            pinned = self.now.pinned | {target.id} if pin else self.now.pinned - {target.id}
+            assert (changed is None) == (pinned == self.now.pinned)
+            if changed is not None:
+                self.capture(replace(self.now, pinned=pinned))
+
+    # sessions and processes
+
+    @precondition(lambda self: len(self.session_ids) < 4)
+    @rule(data=st.data())
+    def fork(self, data: st.DataObject) -> None:
+        at = data.draw(st.integers(1, self.s.version))
+        parent = self.expected[(self.s.id, at)]
+        self.s = self.store.fork(self.s.id, at=at)
+        self.session_ids.append(self.s.id)
+        self.capture(parent)
+
+    @rule(data=st.data())
+    def switch_session(self, data: st.DataObject) -> None:
+        self.s = self.store.session(data.draw(st.sampled_from(self.session_ids)))
+        self.now = self.expected[(self.s.id, self.s.version)]
+
+    @rule()
+    def restart(self) -> None:
+        self.store.close()
+        self.store = SessionStore(self.backend.url, snapshot_every=3)
+        self.s = self.store.session(self.s.id)
+
+    @rule(data=st.data())
+    def replay(self, data: st.DataObject) -> None:
+        session_id, seq = data.draw(st.sampled_from(sorted(self.captured)))
+        handle = self.s if session_id == self.s.id else self.store.session(session_id)
+        assert handle.context(at=seq) == self.captured[(session_id, seq)]
+
+    # invariants
+
+    @invariant()
+    def snapshot_and_tail_equal_the_full_fold(self) -> None:
+        version = self.s.version
+        with_snapshots = context_of(self.store._fold_at(self.s.id, version))
+        from_scratch = context_of(self.store._fold_from_scratch(self.s.id, version))
+        assert with_snapshots == from_scratch == self.s.context()
+        assert self.s._fold.tokens == from_scratch.tokens
+
+    @invariant()
+    def valid_snapshots_are_used(self) -> None:
+        with self.store._engine.connect() as conn:
+            loaded = load_fold(conn, self.s.id, self.s.version)
+        own_events = self.s.version
+        assert loaded.snapshot_seq is not None or own_events < 3
+
+    @invariant()
+    def the_context_is_what_the_reference_model_expects(self) -> None:
+        context = self.s.context()
+        assert tuple(m.id for m in context.messages) == self.now.ids
+        assert {m.id for m in context.messages if m.pinned} == self.now.pinned & set(self.now.ids)
+        for part in self.tool_results(context):
+            if part.id in self.now.pruned:
+                assert part.output == PLACEHOLDER.replace("{part_id}", part.id)
+                assert part.status == "pruned" and part.compacted_at is not None
+            else:
+                assert part.output == self.originals[part.id]
+
+    @invariant()
+    def the_context_is_valid_for_both_apis(self) -> None:
+        context = self.s.context()
+        check_openai(context.to_openai())
+        check_anthropic(context.to_anthropic())
+
+    @invariant()
+    def nothing_appended_is_lost(self) -> None:
+        for part in self.tool_results(self.s.context(restore_pruned=True)):
+            assert part.output == self.originals[part.id]
+
+    @invariant()
+    def the_hash_chain_verifies(self) -> None:
+        assert self.store.verify(self.s.id).ok
+
+
+def check_openai(messages: list[dict[str, Any]]) -> None:
+    """Every assistant `tool_calls` is followed at once by one tool message per call, in order;
+    no tool message appears anywhere else."""
+    n = 0
+    while n < len(messages):
+        message = messages[n]
+        assert message["role"] != "tool", f"tool message without its call at {n}"
+        n += 1
+        calls = [c["id"] for c in message.get("tool_calls", [])]
+        answers = [m["tool_call_id"] for m in messages[n : n + len(calls)]]
+        assert answers == calls
+        assert all(m["role"] == "tool" for m in messages[n : n + len(calls)])
+        n += len(calls)
+
+
+def check_anthropic(rendered: dict[str, Any]) -> None:
+    """Roles alternate; each turn's `tool_use` blocks are answered by `tool_result` blocks at the
+    start of the next (user) turn; no `tool_result` answers anything else; no empty turn."""
+    turns = rendered["messages"]
+    expected: list[str] = []
+    previous_role = None
+    for turn in turns:
+        assert turn["role"] != previous_role and turn["content"]
+        previous_role = turn["role"]
+        results = [b["tool_use_id"] for b in turn["content"] if b["type"] == "tool_result"]
+        leading = [b["tool_use_id"] for b in turn["content"][: len(expected)]]
+        assert results == expected == leading
+        expected = [b["id"] for b in turn["content"] if b["type"] == "tool_use"]
+    assert expected == []
+
+
+@pytest.mark.parametrize(("backend_name", "examples"), [("sqlite", 30), ("postgresql", 12)])
+def test_random_sessions_keep_every_invariant(
+    backend_name: str, examples: int, tmp_path: Path
+) -> None:
+    class Machine(SessionMachine):
+        pass
+
+    Machine.backend_name = backend_name
+    Machine.folder = tmp_path
+    run_state_machine_as_test(
+        Machine,
+        settings=settings(
+            max_examples=examples,
+            stateful_step_count=25,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        ),
+    )
