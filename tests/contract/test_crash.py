@@ -107,8 +107,8 @@ def test_an_agent_killed_mid_run_resumes_with_the_identical_context(backend: Bac
     session_id = agent.stdout.readline().strip()
     seen: dict[int, str] = {}
     for line in agent.stdout:
-        version, digest = line.split()
-        seen[int(version)] = digest
+        printed_version, printed_digest = line.split()
+        seen[int(printed_version)] = printed_digest
         if len(seen) >= 80:
             break
     os.kill(agent.pid, signal.SIGKILL)
