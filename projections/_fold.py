@@ -193,6 +193,8 @@ class ContextFold:
         ]
         for message_id in replaced:
             self._drop(message_id)
+        if payload.summary.id in self._entries:
+            return Change(removed=tuple(replaced))  # a message id is live once
         ordered = list(self._entries.items())
         boundary = next(
             (n for n, (i, _) in enumerate(ordered) if i == payload.first_kept_message_id),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -28,6 +29,8 @@ from store._rows import SessionInfo, chain_link, recorded_event, session_info
 from store._schema import events, sessions
 from store._session import Session
 from store._tokens import DEFAULT_ENCODING, load_encoding
+
+log = logging.getLogger("sessionstore")
 
 DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 DEFAULT_SNAPSHOT_EVERY = 100
@@ -168,8 +171,12 @@ class SessionStore:
             self._save_snapshot(fold)
 
     def _save_snapshot(self, fold: ContextFold) -> None:
-        with self._database_errors():
+        """Best effort: a snapshot is a cache, and failing to write one must not make the
+        append that triggered it look failed (a caller would retry it)."""
+        try:
             save_snapshot(self._engine, fold, self._clock())
+        except sa.exc.SQLAlchemyError as exc:
+            log.warning("could not save a snapshot of %s at %s: %s", fold.session_id, fold.seq, exc)
 
     # writing
 

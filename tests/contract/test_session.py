@@ -158,6 +158,33 @@ def test_tool_results_must_answer_a_pending_call(store: SessionStore) -> None:
     assert store.version(s.id) == 3
 
 
+@pytest.mark.parametrize("text", ["broken \udcff utf-8", "nul \x00 byte"])
+def test_bad_text_is_refused_and_changes_nothing(backend: Backend, text: str) -> None:
+    store = SessionStore(backend.url)
+    s = store.create_session(model="m")
+    s.append_user("fine")
+    before = (backend.table_rows(), s.context())
+    with pytest.raises(InvalidEvent):
+        s.append_user(text)
+    with pytest.raises(InvalidEvent):
+        s.append_assistant(text)
+    assert (backend.table_rows(), s.context()) == before
+    assert s.version == 2
+    store.close()
+
+
+def test_a_failed_snapshot_does_not_fail_the_append(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SessionStore(backend.url, snapshot_every=2)
+    s = store.create_session(model="m")
+    backend.execute("DROP TABLE snapshots")
+    s.append_user("crosses a snapshot point")
+    assert store.version(s.id) == 2
+    assert "could not save a snapshot" in caplog.text
+    store.close()
+
+
 def test_the_tool_name_comes_from_its_call(store: SessionStore) -> None:
     s = store.create_session(model="m")
     s.append_assistant(tool_calls=[ToolCall(id="c1", name="grep", input={"q": "x"})])

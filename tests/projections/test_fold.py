@@ -157,6 +157,25 @@ def test_unpinned_messages_can_be_compacted_away() -> None:
     ]
 
 
+def test_a_summary_reusing_a_live_message_id_is_not_counted_twice() -> None:
+    log = coding_session()
+    summary = Message(id="t2", role="user", parts=(TextPart(text="s", tokens=1),))
+    log.add(
+        ContextCompacted(
+            summary=summary,
+            first_kept_message_id="a2",
+            replaced_message_ids=("u1", "a1", "t1"),
+            tokens_before=161,
+            tokens_after=0,
+            reason="manual",
+            summarizer="fixed",
+        )
+    )
+    fold = fold_events(log.events)
+    assert fold.message_ids() == ["sys", "a2", "t2"]
+    assert fold.tokens == context_of(fold).tokens == 6 + 10 + 30
+
+
 def test_revert_hides_the_messages_it_names() -> None:
     log = coding_session()
     log.add(MessagesReverted(after_message_id="t1", reverted_message_ids=("a2", "t2")))
