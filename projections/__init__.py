@@ -7,10 +7,11 @@ recorded in the events, so replay gives the same context whatever code replays i
 from projections._context import Context, context_of, fold_events
 from projections._fold import PROJECTION, PROJECTION_VERSION, Change, ContextFold, PruneMark
 from projections._live import FILE_TOKENS, LiveMessage, LiveToolResult, estimate_tokens
-from projections._render import INTERRUPTED, api_messages, to_anthropic, to_openai
+from projections._render import CONTINUED, INTERRUPTED, api_messages, to_anthropic, to_openai
 from projections._timeline import TimelineRow, describe, timeline
 
 __all__ = [
+    "CONTINUED",
     "FILE_TOKENS",
     "INTERRUPTED",
     "PROJECTION",

@@ -119,7 +119,8 @@ class ContextFold:
                 self._drop(message_id)
             change = Change(removed=gone)
         elif isinstance(payload, MessagePinned):
-            self.pinned.add(payload.message_id)
+            if payload.message_id in self._entries:
+                self.pinned.add(payload.message_id)
         elif isinstance(payload, MessageUnpinned):
             self.pinned.discard(payload.message_id)
         self.session_id = event.session_id
@@ -145,6 +146,7 @@ class ContextFold:
     def _drop(self, message_id: str) -> None:
         entry = self._entries.pop(message_id)
         self.tokens -= entry.tokens
+        self.pinned.discard(message_id)  # a pin ends with its message
         for part in entry.message.parts:
             if isinstance(part, ToolResultPart):
                 self._result_owner.pop(part.id, None)
@@ -183,11 +185,7 @@ class ContextFold:
         return Change(restored=tuple(restored))
 
     def _compact(self, payload: ContextCompacted, ref: EventRef) -> Change:
-        always_kept = {
-            message_id
-            for message_id, entry in self._entries.items()
-            if entry.message.role == "system" or message_id in self.pinned
-        }
+        always_kept = self._always_kept()
         replaced = [
             i for i in payload.replaced_message_ids if i in self._entries and i not in always_kept
         ]
@@ -204,6 +202,33 @@ class ContextFold:
         added = self._add(payload.summary, ref, summary=True)
         self._entries.update(ordered[boundary:])
         return Change(added=added.added, removed=tuple(replaced))
+
+    def _always_kept(self) -> set[str]:
+        """System and pinned messages, with the other half of every tool call/result pair they
+        hold, so a kept call never loses its result (nor a kept result its call)."""
+        kept = {
+            message_id
+            for message_id, entry in self._entries.items()
+            if entry.message.role == "system" or message_id in self.pinned
+        }
+        while True:
+            call_ids = {
+                part.call_id
+                for message_id in kept
+                for part in self._entries[message_id].message.parts
+                if isinstance(part, ToolCallPart | ToolResultPart)
+            }
+            grown = kept | {
+                message_id
+                for message_id, entry in self._entries.items()
+                if any(
+                    isinstance(part, ToolCallPart | ToolResultPart) and part.call_id in call_ids
+                    for part in entry.message.parts
+                )
+            }
+            if grown == kept:
+                return kept
+            kept = grown
 
     # token accounting
 
@@ -233,6 +258,11 @@ class ContextFold:
             if part.id == part_id and isinstance(part, ToolResultPart):
                 return part
         raise KeyError(part_id)  # pragma: no cover - the index and the entries agree
+
+    @property
+    def live_count(self) -> int:
+        """How many messages the live context holds."""
+        return len(self._entries)
 
     def message_ids(self) -> list[str]:
         """Ids of the live messages, in context order."""
@@ -265,6 +295,10 @@ class ContextFold:
     def tool_call(self, call_id: str) -> ToolCallPart | None:
         """The live tool call with this call id, or `None`."""
         return self._calls.get(call_id)
+
+    def is_call_id_used(self, call_id: str) -> bool:
+        """Whether a live call or a live result already uses `call_id`."""
+        return call_id in self._calls or call_id in self._answers
 
     def is_pending(self, call_id: str) -> bool:
         """Whether a live tool call `call_id` has no live result yet."""

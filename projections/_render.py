@@ -15,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from events import FilePart, TextPart, ToolCallPart
+from events import FilePart, ReasoningPart, TextPart, ToolCallPart
 from projections._live import LiveMessage, LivePart, LiveToolResult, estimate_tokens
 
 INTERRUPTED = "[No result: the tool call was interrupted before it returned.]"
+CONTINUED = "[The conversation continues from here.]"
+"""Anthropic's first turn must be the user's: this stands in when the context opens with an
+assistant turn (a pinned one kept before a summary, say)."""
 
 JsonDict = dict[str, Any]
 
@@ -102,7 +105,8 @@ def to_openai(messages: Sequence[LiveMessage]) -> list[JsonDict]:
                 if isinstance(part, LiveToolResult)
             )
         elif message.role == "assistant":
-            out.append(_openai_assistant(message))
+            if any(not isinstance(p, ReasoningPart) for p in message.parts):
+                out.append(_openai_assistant(message))
         else:
             out.append({"role": message.role, "content": _openai_content(message.parts)})
     return out
@@ -120,7 +124,7 @@ def _openai_block(part: TextPart | FilePart) -> JsonDict:
         return {"type": "text", "text": part.text}
     if part.media_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": part.url or _data_url(part)}}
-    if part.data is not None:
+    if part.data is not None and part.media_type == "application/pdf":
         file: JsonDict = {"file_data": _data_url(part)}
         if part.filename:
             file["filename"] = part.filename
@@ -165,19 +169,31 @@ def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
             system.extend(p.text for p in message.parts if isinstance(p, TextPart))
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = [block for part in message.parts for block in _anthropic_blocks(part)]
+        blocks = [block for part in message.parts for block in _anthropic_blocks(part, role)]
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:
             turns.append({"role": role, "content": blocks})
+    if turns and turns[0]["role"] == "assistant":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
+    if turns and turns[-1]["role"] == "assistant":
+        _strip_final_whitespace(turns)
     if not system:
         return {"messages": turns}
     return {"system": "\n\n".join(system), "messages": turns}
 
 
-def _anthropic_blocks(part: LivePart) -> list[JsonDict]:
+def _strip_final_whitespace(turns: list[JsonDict]) -> None:
+    """The API refuses a final assistant turn ending in whitespace (it would be a prefill)."""
+    content = turns[-1]["content"]
+    last = content[-1]
+    if last["type"] == "text":
+        last["text"] = last["text"].rstrip()
+
+
+def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
     if isinstance(part, TextPart):
         return [{"type": "text", "text": part.text}] if part.text.strip() else []
     if isinstance(part, ToolCallPart):
@@ -191,6 +207,8 @@ def _anthropic_blocks(part: LivePart) -> list[JsonDict]:
             block["is_error"] = True
         return [block]
     if isinstance(part, FilePart):
+        if role == "assistant":  # the API takes images and documents in user turns only
+            return [{"type": "text", "text": _file_mention(part)}]
         return [_anthropic_file(part)]
     return []  # reasoning: see the module docstring
 

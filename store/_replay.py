@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -62,6 +62,7 @@ def seq_at_time(conn: sa.Connection, session_id: str, moment: datetime) -> int:
     """The last seq recorded at or before `moment`."""
     if moment.tzinfo is None:
         raise InvalidReplayPoint("at= needs a timezone-aware datetime (the store keeps UTC)")
+    moment = moment.astimezone(UTC)  # SQLite compares the stored UTC text, offsets ignored
     seq = conn.execute(
         sa.select(sa.func.max(events.c.seq)).where(
             events.c.session_id == session_id, events.c.recorded_at <= moment

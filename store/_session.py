@@ -57,9 +57,10 @@ class Session:
     """A handle on one session; get one from `SessionStore.create_session`, `.session(id)` or
     `.fork(...)`."""
 
-    def __init__(self, store: SessionStore, fold: ContextFold) -> None:
+    def __init__(self, store: SessionStore, fold: ContextFold, snapshot_seq: int = 0) -> None:
         self._store = store
         self._fold = fold
+        self._snapshot_seq = snapshot_seq
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"
@@ -183,10 +184,14 @@ class Session:
         """Append events in one transaction after this handle's version (optimistic
         concurrency), and fold them in. The lower-level door for policies and importers."""
         recorded = self._store.append(self.id, payloads, expected_version=self.version)
-        start = self._fold.seq
+        if recorded[0].seq != self._fold.seq + 1:
+            # A retry of events stored earlier: they are in the log (and maybe folded here)
+            # already, so catch up with the log rather than fold them twice.
+            self._catch_up()
+            return recorded
         for event in recorded:
             self._fold.apply(event)
-        self._store._after_append(self._fold, start, recorded)
+        self._snapshot_seq = self._store._after_append(self._fold, self._snapshot_seq, recorded)
         return recorded
 
     # reading
@@ -237,7 +242,7 @@ class Session:
         if len(set(calls)) != len(calls):
             raise InvalidEvent("a message calls two tools with the same call id")
         for call_id in calls:
-            if self._fold.tool_call(call_id) is not None:
+            if self._fold.is_call_id_used(call_id):
                 raise InvalidEvent(f"tool call id {call_id!r} is used already in this session")
         answered = [p.call_id for p in message.parts if isinstance(p, ToolResultPart)]
         if len(set(answered)) != len(answered):

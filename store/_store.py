@@ -117,9 +117,11 @@ class SessionStore:
         with self._database_errors(), self._engine.connect() as conn:
             loaded = load_fold(conn, session_id, head_seq(conn, session_id))
         fold = loaded.fold
-        if fold.seq - (loaded.snapshot_seq or 0) >= self.snapshot_every:
+        snapshot_seq = loaded.snapshot_seq or 0
+        if self._snapshot_due(fold, snapshot_seq, compacted=False):
             self._save_snapshot(fold)
-        return Session(self, fold)
+            snapshot_seq = fold.seq
+        return Session(self, fold, snapshot_seq)
 
     def fork(self, session_id: str, *, at: int | None = None, title: str | None = None) -> Session:
         """A new session whose history is `session_id`'s up to event `at` (its head when
@@ -141,12 +143,12 @@ class SessionStore:
         if started.parent_session_id is not None:
             assert started.parent_seq is not None
             fold = self._fold_at(started.parent_session_id, started.parent_seq)
-        session = Session(self, fold)
         recorded = self.append(session_id, [started], expected_version=0)
         fold.apply(recorded[0])
-        if started.parent_session_id is not None:
-            self._save_snapshot(fold)
-        return session
+        if started.parent_session_id is None:
+            return Session(self, fold, snapshot_seq=0)
+        self._save_snapshot(fold)  # a fork's resume then starts here, not in its parent
+        return Session(self, fold, snapshot_seq=1)
 
     def _fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
         """A fresh fold of the session right after event `at` (a seq or a time)."""
@@ -163,12 +165,22 @@ class SessionStore:
                 )
             return load_fold(conn, session_id, seq).fold
 
-    def _after_append(self, fold: ContextFold, start: int, recorded: list[RecordedEvent]) -> None:
-        """Snapshot policy: at each compaction, and each time the version crosses a multiple
-        of `snapshot_every`."""
+    def _snapshot_due(self, fold: ContextFold, snapshot_seq: int, *, compacted: bool) -> bool:
+        """At each compaction; otherwise once the events since the last snapshot reach both
+        `snapshot_every` and half the live message count. A snapshot costs O(live messages),
+        so spacing them by at least that much keeps its cost per append constant."""
+        since = fold.seq - snapshot_seq
+        return compacted or since >= max(self.snapshot_every, fold.live_count // 2)
+
+    def _after_append(
+        self, fold: ContextFold, snapshot_seq: int, recorded: list[RecordedEvent]
+    ) -> int:
+        """Save a snapshot if one is due; return the seq of the newest one."""
         compacted = any(isinstance(e.payload, ContextCompacted) for e in recorded)
-        if compacted or fold.seq // self.snapshot_every > start // self.snapshot_every:
-            self._save_snapshot(fold)
+        if not self._snapshot_due(fold, snapshot_seq, compacted=compacted):
+            return snapshot_seq
+        self._save_snapshot(fold)
+        return fold.seq
 
     def _save_snapshot(self, fold: ContextFold) -> None:
         """Best effort: a snapshot is a cache, and failing to write one must not make the

@@ -3,13 +3,13 @@ optimistic concurrency and snapshots."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 import sqlalchemy as sa
 import tiktoken
 
-from events import ContextCompacted, Message, OutputsPruned, TextPart
+from events import ContextCompacted, Message, MessageAppended, NewEvent, OutputsPruned, TextPart
 from projections import Context
 from store import (
     ConcurrencyError,
@@ -101,6 +101,16 @@ def test_context_at_a_time_is_the_last_event_at_or_before_it(store: SessionStore
         s.context(at=datetime(2026, 1, 1))
 
 
+def test_context_at_a_time_in_any_timezone(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    s.append_user("one")
+    s.append_user("two")
+    second = store.read(s.id)[1].recorded_at
+    for hours in (2, -5, 0):
+        moment = second.astimezone(timezone(timedelta(hours=hours)))
+        assert s.context(at=moment).seq == 2
+
+
 @pytest.mark.parametrize("at", [0, 3, -1, True])
 def test_context_at_a_seq_outside_the_session_is_refused(store: SessionStore, at: int) -> None:
     s = store.create_session(model="m")
@@ -183,6 +193,49 @@ def test_a_failed_snapshot_does_not_fail_the_append(
     assert store.version(s.id) == 2
     assert "could not save a snapshot" in caplog.text
     store.close()
+
+
+def test_a_call_id_whose_result_outlived_its_call_cannot_be_reused(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    user = s.append_user("go")
+    call = s.append_assistant(tool_calls=[ToolCall(id="call_0", name="read")])
+    result = s.append_tool_result("call_0", output="out")
+    summary = Message(role="user", parts=(TextPart(text="s", tokens=1),))
+    compaction = ContextCompacted(
+        summary=summary,
+        first_kept_message_id=result.id,
+        replaced_message_ids=(user.id, call.id),
+        tokens_before=0,
+        tokens_after=0,
+        reason="manual",
+        summarizer="fixed",
+    )
+    s.append_events([compaction])  # the result of call_0 stays, its call goes
+    with pytest.raises(InvalidEvent, match="'call_0' is used already"):
+        s.append_assistant(tool_calls=[ToolCall(id="call_0", name="read")])
+
+
+def test_compaction_keeps_the_results_of_a_pinned_call(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    s.append_user("go")
+    call = s.append_assistant(tool_calls=[ToolCall(id="c1", name="read")])
+    result = s.append_tool_result("c1", output="out")
+    s.pin(call.id)
+    s.append_user("next")
+    compact_head(s)
+    ids = [m.id for m in s.context().messages]
+    assert ids[:2] == [call.id, result.id]
+    assert s.context().to_openai()[1] == {"role": "tool", "tool_call_id": "c1", "content": "out"}
+
+
+def test_a_pin_ends_with_its_message(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    first = s.append_user("first")
+    second = s.append_user("second")
+    s.pin(second.id)
+    s.revert(first.id)
+    resumed = store.session(s.id)
+    assert resumed._fold.pinned == s._fold.pinned == set()
 
 
 def test_the_tool_name_comes_from_its_call(store: SessionStore) -> None:
@@ -351,9 +404,32 @@ def test_snapshots_are_saved_every_n_events_and_at_compaction(backend: Backend) 
     assert snapshot_seqs(backend, s.id) == [(5, 1)]
     s.append_user("next")  # seq 8
     compact_head(s)  # seq 9
-    s.append_user("more")  # seq 10
-    assert snapshot_seqs(backend, s.id) == [(5, 1), (9, 1), (10, 1)]
+    for n in range(5):
+        s.append_user(f"more {n}")  # seq 10..14
+    assert snapshot_seqs(backend, s.id) == [(5, 1), (9, 1), (14, 1)]
     store.close()
+
+
+def test_snapshots_are_spaced_by_half_the_live_context(backend: Backend) -> None:
+    store = SessionStore(backend.url, snapshot_every=2)
+    s = store.create_session(model="m")
+    for n in range(30):
+        s.append_user(f"message {n}")  # seq 2..31, live messages = seq - 1
+    # due when seq - last >= max(2, live // 2), with live = seq - 1 messages
+    assert [seq for seq, _ in snapshot_seqs(backend, s.id)] == [2, 4, 6, 10, 18]
+    store.close()
+
+
+def test_retrying_stored_events_leaves_the_handle_where_it_was(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    event = NewEvent(MessageAppended(message=Message(role="user", parts=(TextPart(text="a"),))))
+    s.append_events([event])
+    s.append_user("b")
+    before = s.context()
+    assert [e.seq for e in s.append_events([event])] == [2]  # the stored event, not a new one
+    assert (s.version, s.context()) == (3, before)
+    s.append_user("c")
+    assert store.version(s.id) == 4
 
 
 def test_deleting_snapshots_changes_no_result(backend: Backend) -> None:

@@ -180,7 +180,20 @@ class SessionMachine(RuleBasedStateMachine):
             ]
         )
         head, tail = self.now.ids[:boundary], self.now.ids[boundary:]
-        kept = [i for i in head if i in self.now.pinned or self.appended[i].role == "system"]
+        keep = {
+            i for i in self.now.ids if i in self.now.pinned or self.appended[i].role == "system"
+        }
+        while True:  # with the other half of every call/result pair they hold
+            pairs = {c for i in keep for c in (*self.appended[i].calls, *self.appended[i].answers)}
+            grown = keep | {
+                i
+                for i in self.now.ids
+                if pairs & {*self.appended[i].calls, *self.appended[i].answers}
+            }
+            if grown == keep:
+                break
+            keep = grown
+        kept = [i for i in head if i in keep]
         gone = {self.appended[i].result_part for i in head if i not in kept}
         self.appended[summary.id] = Appended("user")
         self.capture(
@@ -200,11 +213,13 @@ class SessionMachine(RuleBasedStateMachine):
                 if self.appended[i].role == "tool" and set(self.appended[i].answers) <= made
             ]
             ids = (*self.now.ids[: point + 1], *kept)
-            gone = {self.appended[i].result_part for i in self.now.ids if i not in ids}
+            dropped = {i for i in self.now.ids if i not in ids}
+            gone = {self.appended[i].result_part for i in dropped}
             event = self.s.revert(target.id)
             assert (event is None) == (ids == self.now.ids)
             if event is not None:
-                self.capture(replace(self.now, ids=ids, pruned=self.now.pruned - gone))
+                pruned, pinned = self.now.pruned - gone, self.now.pinned - dropped
+                self.capture(replace(self.now, ids=ids, pruned=pruned, pinned=pinned))
 
     @rule(data=st.data(), pin=st.booleans())
     def pin_or_unpin(self, data: st.DataObject, pin: bool) -> None:
@@ -266,7 +281,7 @@ class SessionMachine(RuleBasedStateMachine):
     def the_context_is_what_the_reference_model_expects(self) -> None:
         context = self.s.context()
         assert tuple(m.id for m in context.messages) == self.now.ids
-        assert {m.id for m in context.messages if m.pinned} == self.now.pinned & set(self.now.ids)
+        assert {m.id for m in context.messages if m.pinned} == self.now.pinned
         for part in self.tool_results(context):
             if part.id in self.now.pruned:
                 assert part.output == PLACEHOLDER.replace("{part_id}", part.id)

@@ -25,7 +25,7 @@ from events import (
     ToolResultPart,
     Usage,
 )
-from projections import INTERRUPTED, api_messages, context_of, fold_events
+from projections import CONTINUED, INTERRUPTED, api_messages, context_of, fold_events
 from tests.projections.log import Log
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -198,5 +198,76 @@ def test_tool_use_input_is_an_object_even_for_odd_arguments(arguments: str) -> N
             parts=(ToolCallPart(call_id="c1", name="x", arguments=arguments),),
         )
     )
-    block = context_of(fold_events(log.events)).to_anthropic()["messages"][0]["content"][0]
-    assert block["input"] == {"_arguments": arguments}
+    turns = context_of(fold_events(log.events)).to_anthropic()["messages"]
+    assert turns[0] == {"role": "user", "content": [{"type": "text", "text": CONTINUED}]}
+    assert turns[1]["content"][0]["input"] == {"_arguments": arguments}
+
+
+def test_files_go_where_each_api_takes_them() -> None:
+    log = Log()
+    log.message(
+        Message(
+            id="u1",
+            role="user",
+            parts=(
+                FilePart(id="f1", media_type="text/plain", filename="notes.txt", data="aGk="),
+                FilePart(id="f2", media_type="application/pdf", filename="spec.pdf", data="JVBE"),
+            ),
+        )
+    )
+    log.message(
+        Message(
+            id="a1",
+            role="assistant",
+            parts=(FilePart(id="f3", media_type="image/png", url="https://x.test/plot.png"),),
+        )
+    )
+    context = context_of(fold_events(log.events))
+    assert context.to_openai() == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[file notes.txt (text/plain)]"},
+                {
+                    "type": "file",
+                    "file": {
+                        "file_data": "data:application/pdf;base64,JVBE",
+                        "filename": "spec.pdf",
+                    },
+                },
+            ],
+        },
+        {"role": "assistant", "content": "[file https://x.test/plot.png (image/png)]"},
+    ]
+    assert context.to_anthropic()["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[file notes.txt (text/plain)]"},
+                {
+                    "type": "document",
+                    "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "[file https://x.test/plot.png (image/png)]"}],
+        },
+    ]
+
+
+def test_a_reasoning_only_turn_is_left_out_and_a_final_turn_is_stripped() -> None:
+    log = Log()
+    log.text("user", "hi", 1, "u1")
+    log.message(Message(id="a1", role="assistant", parts=(ReasoningPart(text="hmm"),)))
+    log.text("assistant", "Hello!  \n", 2, "a2")
+    context = context_of(fold_events(log.events))
+    assert context.to_openai() == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello!  \n"},
+    ]
+    assert context.to_anthropic()["messages"][-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Hello!"}],
+    }
