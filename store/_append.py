@@ -137,7 +137,7 @@ def append(
                     return stored
                 if expected_version is not None:
                     raise ConcurrencyError(
-                        session_id, expected_version, _head_seq(conn, session_id)
+                        session_id, expected_version, head_seq(conn, session_id)
                     ) from None
     raise ConcurrencyError(session_id, -1, -1)  # pragma: no cover - needs 20 lost races in a row
 
@@ -253,7 +253,7 @@ def _check_session_start(
         raise InvalidEvent(f"a new session starts with a SessionStarted event, not {batch[0].type}")
     parent = first.parent_session_id
     if parent is not None:
-        parent_head = _head_seq(conn, parent)
+        parent_head = head_seq(conn, parent)
         if first.parent_seq is None or first.parent_seq > parent_head:
             raise InvalidEvent(
                 f"parent_seq must name an event of {parent!r} (1..{parent_head}), "
@@ -261,7 +261,8 @@ def _check_session_start(
             )
 
 
-def _head_seq(conn: sa.Connection, session_id: str) -> int:
+def head_seq(conn: sa.Connection, session_id: str) -> int:
+    """The session's head seq; `UnknownSession` when there is no such session."""
     head = conn.execute(
         sa.select(sessions.c.head_seq).where(sessions.c.id == session_id)
     ).scalar_one_or_none()

@@ -32,10 +32,11 @@ from events import (
 )
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._fold import EventRef
+from store._append import head_seq
 from store._engine import WRITE
-from store._errors import InvalidReplayPoint, UnknownSession
+from store._errors import InvalidReplayPoint
 from store._rows import recorded_event
-from store._schema import events, sessions, snapshots
+from store._schema import events, snapshots
 
 log = logging.getLogger("sessionstore")
 
@@ -47,15 +48,6 @@ class LoadedFold:
     fold: ContextFold
     snapshot_seq: int | None
     """The seq of the snapshot the fold started from, or `None` when it folded everything."""
-
-
-def head_seq(conn: sa.Connection, session_id: str) -> int:
-    head = conn.execute(
-        sa.select(sessions.c.head_seq).where(sessions.c.id == session_id)
-    ).scalar_one_or_none()
-    if head is None:
-        raise UnknownSession(session_id)
-    return int(head)
 
 
 def seq_at_time(conn: sa.Connection, session_id: str, moment: datetime) -> int:

@@ -20,11 +20,11 @@ from events import (
     verify_chain,
 )
 from projections import ContextFold
-from store._append import Clock, EventLike, append, check_session_id, encode_batch
+from store._append import Clock, EventLike, append, check_session_id, encode_batch, head_seq
 from store._engine import SqliteSynchronous, make_engine, resolve_url
 from store._errors import DatabaseUnavailable, InvalidReplayPoint, UnknownSession
 from store._migrate import ensure_schema
-from store._replay import head_seq, load_fold, save_snapshot, seq_at_time
+from store._replay import load_fold, save_snapshot, seq_at_time
 from store._rows import SessionInfo, chain_link, recorded_event, session_info
 from store._schema import events, sessions
 from store._session import Session

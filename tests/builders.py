@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from events import (
+    ContextCompacted,
     Message,
     MessageAppended,
     NewEvent,
@@ -39,3 +42,25 @@ def conversation(turns: int) -> list[NewEvent]:
         events.append(NewEvent(tool_call(f"c{turn}", path=f"src/m{turn}.py")))
         events.append(NewEvent(tool_result(f"c{turn}", f"line {turn}\n" * 3)))
     return events
+
+
+def compaction(
+    summary: Message | str,
+    first_kept: str,
+    replaced: Sequence[str],
+    *,
+    tokens_before: int = 0,
+    tokens_after: int = 0,
+) -> ContextCompacted:
+    """A manual compaction by a fixed summary (a user message when given as text)."""
+    if isinstance(summary, str):
+        summary = Message(role="user", parts=(TextPart(text=summary, tokens=3),))
+    return ContextCompacted(
+        summary=summary,
+        first_kept_message_id=first_kept,
+        replaced_message_ids=tuple(replaced),
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        reason="manual",
+        summarizer="fixed",
+    )

@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 import tiktoken
 
-from events import ContextCompacted, Message, MessageAppended, NewEvent, OutputsPruned, TextPart
+from events import Message, MessageAppended, NewEvent, OutputsPruned, TextPart
 from projections import Context
 from store import (
     ConcurrencyError,
@@ -24,6 +24,7 @@ from store import (
     Usage,
 )
 from store._replay import load_fold
+from tests.builders import compaction
 from tests.conftest import Backend
 
 
@@ -200,17 +201,8 @@ def test_a_call_id_whose_result_outlived_its_call_cannot_be_reused(store: Sessio
     user = s.append_user("go")
     call = s.append_assistant(tool_calls=[ToolCall(id="call_0", name="read")])
     result = s.append_tool_result("call_0", output="out")
-    summary = Message(role="user", parts=(TextPart(text="s", tokens=1),))
-    compaction = ContextCompacted(
-        summary=summary,
-        first_kept_message_id=result.id,
-        replaced_message_ids=(user.id, call.id),
-        tokens_before=0,
-        tokens_after=0,
-        reason="manual",
-        summarizer="fixed",
-    )
-    s.append_events([compaction])  # the result of call_0 stays, its call goes
+    # the result of call_0 stays, its call goes
+    s.append_events([compaction("s", result.id, (user.id, call.id))])
     with pytest.raises(InvalidEvent, match="'call_0' is used already"):
         s.append_assistant(tool_calls=[ToolCall(id="call_0", name="read")])
 
@@ -383,17 +375,7 @@ def compact_head(s: Session, summary: str = "Summary so far.") -> None:
     last_user = max(n for n, m in enumerate(messages) if m.role == "user")
     replaced = tuple(m.id for m in messages[:last_user] if m.role != "system")
     s.append_events(
-        [
-            ContextCompacted(
-                summary=Message(role="user", parts=(TextPart(text=summary, tokens=3),)),
-                first_kept_message_id=messages[last_user].id,
-                replaced_message_ids=replaced,
-                tokens_before=s.context().tokens,
-                tokens_after=0,
-                reason="manual",
-                summarizer="fixed",
-            )
-        ]
+        [compaction(summary, messages[last_user].id, replaced, tokens_before=s.context().tokens)]
     )
 
 

@@ -29,10 +29,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from events import ContextCompacted, Message, OutputsPruned, TextPart
+from events import Message, OutputsPruned, TextPart
 from projections import Context, LiveToolResult, context_of
 from store import Session, SessionStore, ToolCall
 from store._replay import load_fold
+from tests.builders import compaction
 from tests.conftest import fresh_database
 
 texts = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40)
@@ -168,14 +169,12 @@ class SessionMachine(RuleBasedStateMachine):
         summary = Message(role="user", parts=(TextPart(text=SUMMARY, tokens=15),))
         self.s.append_events(
             [
-                ContextCompacted(
-                    summary=summary,
-                    first_kept_message_id=messages[boundary].id,
-                    replaced_message_ids=tuple(m.id for m in messages[:boundary]),
+                compaction(
+                    summary,
+                    messages[boundary].id,
+                    tuple(m.id for m in messages[:boundary]),
                     tokens_before=self.live().tokens,
                     tokens_after=0,
-                    reason="manual",
-                    summarizer="fixed",
                 )
             ]
         )

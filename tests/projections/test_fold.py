@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 
 from events import (
-    ContextCompacted,
     Message,
     MessagePinned,
     MessagesReverted,
@@ -17,6 +16,7 @@ from events import (
     TextPart,
 )
 from projections import ContextFold, LiveToolResult, context_of, fold_events, timeline
+from tests.builders import compaction
 from tests.projections.log import T0, Log
 
 PLACEHOLDER = "[Output pruned; restore with part id {part_id}]"
@@ -115,15 +115,7 @@ def test_compaction_replaces_the_head_by_its_summary_keeping_system_and_pins() -
     log.add(MessagePinned(message_id="u1"))
     summary = Message(id="sum", role="user", parts=(TextPart(text="Summary: read a.py", tokens=7),))
     log.add(
-        ContextCompacted(
-            summary=summary,
-            first_kept_message_id="a2",
-            replaced_message_ids=("sys", "u1", "a1", "t1"),
-            tokens_before=161,
-            tokens_after=58,
-            reason="manual",
-            summarizer="fixed",
-        )
+        compaction(summary, "a2", ("sys", "u1", "a1", "t1"), tokens_before=161, tokens_after=58)
     )
     fold = fold_events(log.events)
     context = context_of(fold)
@@ -138,17 +130,7 @@ def test_unpinned_messages_can_be_compacted_away() -> None:
     log.add(MessagePinned(message_id="u1"))
     log.add(MessageUnpinned(message_id="u1"))
     summary = Message(id="sum", role="user", parts=(TextPart(text="s", tokens=1),))
-    log.add(
-        ContextCompacted(
-            summary=summary,
-            first_kept_message_id="a2",
-            replaced_message_ids=("u1", "a1", "t1"),
-            tokens_before=161,
-            tokens_after=48,
-            reason="manual",
-            summarizer="fixed",
-        )
-    )
+    log.add(compaction(summary, "a2", ("u1", "a1", "t1"), tokens_before=161, tokens_after=48))
     assert [m.id for m in context_of(fold_events(log.events)).messages] == [
         "sys",
         "sum",
@@ -160,17 +142,7 @@ def test_unpinned_messages_can_be_compacted_away() -> None:
 def test_a_summary_reusing_a_live_message_id_is_not_counted_twice() -> None:
     log = coding_session()
     summary = Message(id="t2", role="user", parts=(TextPart(text="s", tokens=1),))
-    log.add(
-        ContextCompacted(
-            summary=summary,
-            first_kept_message_id="a2",
-            replaced_message_ids=("u1", "a1", "t1"),
-            tokens_before=161,
-            tokens_after=0,
-            reason="manual",
-            summarizer="fixed",
-        )
-    )
+    log.add(compaction(summary, "a2", ("u1", "a1", "t1"), tokens_before=161, tokens_after=0))
     fold = fold_events(log.events)
     assert fold.message_ids() == ["sys", "a2", "t2"]
     assert fold.tokens == context_of(fold).tokens == 6 + 10 + 30
