@@ -282,9 +282,6 @@ class ContextFold:
         """Live tool results now shown as a placeholder, oldest first."""
         return [p for p in self._result_owner if p in self._pruned]
 
-    def prune_mark(self, part_id: str) -> PruneMark | None:
-        return self._pruned.get(part_id)
-
     def is_restorable(self, part_id: str) -> bool:
         """Whether a live tool result shows less than its original (pruned or truncated)."""
         part = self.tool_result(part_id)
@@ -341,12 +338,12 @@ class ContextFold:
             "is_error": part.is_error,
         }
         if restore_pruned or part.id in self._restored:
-            status = "restored" if (mark or part.truncation or part.id in self._restored) else None
+            cut = mark is not None or part.truncation is not None or part.id in self._restored
             return LiveToolResult(
                 **common,
                 output=part.output,
                 tokens=original_result_tokens(part),
-                status=status or "original",
+                status="restored" if cut else "original",
             )
         if mark is not None:
             return LiveToolResult(
@@ -364,10 +361,6 @@ class ContextFold:
         )
 
     # snapshots
-
-    def refs(self) -> list[EventRef]:
-        """Where each live message is stored, in context order."""
-        return [entry.ref for entry in self._entries.values()]
 
     def to_snapshot(self) -> dict[str, Any]:
         """The state as JSON, with messages by reference: a snapshot stays small however

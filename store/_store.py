@@ -109,7 +109,7 @@ class SessionStore:
             encoding=encoding,
             compression=compression or {},
         )
-        return self._start(session_id or new_id(), started)
+        return Session(self, self._start(session_id or new_id(), started))
 
     def session(self, session_id: str) -> Session:
         """Resume a session: a handle whose context is exactly as the log left it."""
@@ -126,29 +126,28 @@ class SessionStore:
     def fork(self, session_id: str, *, at: int | None = None, title: str | None = None) -> Session:
         """A new session whose history is `session_id`'s up to event `at` (its head when
         `None`). The parent is not changed; the fork reads the parent's events, not copies."""
-        parent = self._fold_at(session_id, at if at is not None else self.version(session_id))
-        assert parent.header is not None
-        started = parent.header.model_copy(
+        history = self._fold_at(session_id, at if at is not None else self.version(session_id))
+        assert history.header is not None
+        started = history.header.model_copy(
             update={
-                "title": title if title is not None else parent.header.title,
+                "title": title if title is not None else history.header.title,
                 "parent_session_id": session_id,
-                "parent_seq": parent.seq,
+                "parent_seq": history.seq,
             }
         )
-        return self._start(new_id(), started)
+        fold = self._start(new_id(), started, history)
+        self._save_snapshot(fold)  # a fork's resume then starts here, not in its parent
+        return Session(self, fold, snapshot_seq=fold.seq)
 
-    def _start(self, session_id: str, started: SessionStarted) -> Session:
+    def _start(
+        self, session_id: str, started: SessionStarted, history: ContextFold | None = None
+    ) -> ContextFold:
+        """Append `started` as the first event of `session_id`, on top of a fork's `history`."""
         check_session_id(session_id)
-        fold = ContextFold()
-        if started.parent_session_id is not None:
-            assert started.parent_seq is not None
-            fold = self._fold_at(started.parent_session_id, started.parent_seq)
+        fold = history if history is not None else ContextFold()
         recorded = self.append(session_id, [started], expected_version=0)
         fold.apply(recorded[0])
-        if started.parent_session_id is None:
-            return Session(self, fold, snapshot_seq=0)
-        self._save_snapshot(fold)  # a fork's resume then starts here, not in its parent
-        return Session(self, fold, snapshot_seq=1)
+        return fold
 
     def _fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
         """A fresh fold of the session right after event `at` (a seq or a time)."""
