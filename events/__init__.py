@@ -14,6 +14,7 @@ from events._codec import (
     encode_payload,
     parse_payload,
 )
+from events._compression import CompressionConfig, Direction, ToolLimits
 from events._envelope import NewEvent, RecordedEvent
 from events._errors import (
     InvalidEvent,
@@ -36,6 +37,7 @@ from events._messages import (
 )
 from events._payloads import (
     CompactionReason,
+    CompressionChanged,
     ContextCompacted,
     EventPayload,
     MessageAppended,
@@ -55,7 +57,10 @@ __all__ = [
     "ChainLink",
     "ChainReport",
     "CompactionReason",
+    "CompressionChanged",
+    "CompressionConfig",
     "ContextCompacted",
+    "Direction",
     "EventPayload",
     "FilePart",
     "InvalidEvent",
@@ -76,6 +81,7 @@ __all__ = [
     "SessionStoreError",
     "TextPart",
     "ToolCallPart",
+    "ToolLimits",
     "ToolResultPart",
     "Truncation",
     "UnknownEventType",

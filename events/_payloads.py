@@ -89,6 +89,13 @@ class MessagesReverted(Payload):
     reverted_message_ids: tuple[str, ...]
 
 
+class CompressionChanged(Payload):
+    """New context-management settings for the session (a full `CompressionConfig` object)."""
+
+    type: Literal["CompressionChanged"] = "CompressionChanged"
+    compression: dict[str, JsonValue]
+
+
 class MessagePinned(Payload):
     """A message compaction must always keep."""
 
@@ -109,7 +116,8 @@ EventPayload = Annotated[
     | ContextCompacted
     | MessagesReverted
     | MessagePinned
-    | MessageUnpinned,
+    | MessageUnpinned
+    | CompressionChanged,
     Field(discriminator="type"),
 ]
 
@@ -122,4 +130,5 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     MessagesReverted,
     MessagePinned,
     MessageUnpinned,
+    CompressionChanged,
 )

@@ -13,12 +13,14 @@ hand, or by a buggy client through the raw `append`) changes nothing for that id
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from events import (
     GENESIS_HASH,
+    CompressionChanged,
     ContextCompacted,
     Message,
     MessageAppended,
@@ -45,7 +47,7 @@ from projections._live import (
 )
 
 PROJECTION = "context"
-PROJECTION_VERSION = 1
+PROJECTION_VERSION = 2
 """Bump when the fold or its snapshot shape changes: snapshots of other versions are ignored."""
 
 EventRef = tuple[str, int]
@@ -95,6 +97,11 @@ class ContextFold:
     _restored: set[str] = field(default_factory=set)
     _calls: dict[str, ToolCallPart] = field(default_factory=dict)  # live calls by call_id
     _answers: dict[str, int] = field(default_factory=dict)  # live results per call_id
+    usage_base: tuple[int, int] | None = None
+    """(tokens the provider reported for the last assistant turn, our count right after it):
+    kept while only appends follow, so overflow can start from the provider's own figure."""
+    last_compaction: tuple[int, int] | None = None
+    """(seq, live tokens right after) of the newest compaction."""
 
     # the fold step
 
@@ -105,8 +112,15 @@ class ContextFold:
         if isinstance(payload, SessionStarted):
             # A fork's SessionStarted follows its parent's history: keep the messages.
             self.header = payload
+        elif isinstance(payload, CompressionChanged):
+            if self.header is not None:
+                self.header = self.header.model_copy(update={"compression": payload.compression})
         elif isinstance(payload, MessageAppended):
             change = self._add(payload.message, (event.session_id, event.seq))
+            usage = payload.message.usage
+            if change.added and usage is not None:
+                reported = usage.input + usage.cache_read + usage.output
+                self.usage_base = (reported, self.tokens)
         elif isinstance(payload, OutputsPruned):
             change = self._prune(payload, event.recorded_at)
         elif isinstance(payload, OutputsRestored):
@@ -123,6 +137,10 @@ class ContextFold:
                 self.pinned.add(payload.message_id)
         elif isinstance(payload, MessageUnpinned):
             self.pinned.discard(payload.message_id)
+        if isinstance(payload, ContextCompacted):
+            self.last_compaction = (event.seq, self.tokens)
+        if change.removed or change.pruned or change.restored:
+            self.usage_base = None  # the provider's figure no longer describes this context
         self.session_id = event.session_id
         self.seq = event.seq
         self.hash = event.hash
@@ -204,31 +222,10 @@ class ContextFold:
         return Change(added=added.added, removed=tuple(replaced))
 
     def _always_kept(self) -> set[str]:
-        """System and pinned messages, with the other half of every tool call/result pair they
-        hold, so a kept call never loses its result (nor a kept result its call)."""
-        kept = {
-            message_id
-            for message_id, entry in self._entries.items()
-            if entry.message.role == "system" or message_id in self.pinned
-        }
-        while True:
-            call_ids = {
-                part.call_id
-                for message_id in kept
-                for part in self._entries[message_id].message.parts
-                if isinstance(part, ToolCallPart | ToolResultPart)
-            }
-            grown = kept | {
-                message_id
-                for message_id, entry in self._entries.items()
-                if any(
-                    isinstance(part, ToolCallPart | ToolResultPart) and part.call_id in call_ids
-                    for part in entry.message.parts
-                )
-            }
-            if grown == kept:
-                return kept
-            kept = grown
+        return always_kept(
+            [(e.message.id, e.message.role, e.message.parts) for e in self._entries.values()],
+            self.pinned,
+        )
 
     # token accounting
 
@@ -386,6 +383,8 @@ class ContextFold:
             "restored": sorted(self._restored),
             "pinned": sorted(self.pinned),
             "tokens": self.tokens,
+            "usage_base": list(self.usage_base) if self.usage_base else None,
+            "last_compaction": list(self.last_compaction) if self.last_compaction else None,
         }
 
     @staticmethod
@@ -420,7 +419,40 @@ class ContextFold:
             fold._add(message, ref, summary=bool(summary))
         if fold.tokens != state["tokens"]:
             raise ValueError("snapshot token total does not match its messages")
+        usage_base, last_compaction = state["usage_base"], state["last_compaction"]
+        fold.usage_base = (usage_base[0], usage_base[1]) if usage_base else None
+        fold.last_compaction = (last_compaction[0], last_compaction[1]) if last_compaction else None
         return fold
+
+
+def always_kept(
+    messages: Sequence[tuple[str, str, Sequence[object]]], pinned: Set[str]
+) -> set[str]:
+    """Ids of the messages no compaction removes: system and pinned messages, with the other
+    half of every tool call/result pair they hold, so a kept call never loses its result (nor
+    a kept result its call). `messages` are (id, role, parts) in context order."""
+    kept = {
+        message_id for message_id, role, _ in messages if role == "system" or message_id in pinned
+    }
+    while True:
+        call_ids = {
+            call_id
+            for message_id, _, parts in messages
+            if message_id in kept
+            for call_id in _call_ids(parts)
+        }
+        grown = kept | {
+            message_id for message_id, _, parts in messages if call_ids & _call_ids(parts)
+        }
+        if grown == kept:
+            return kept
+        kept = grown
+
+
+def _call_ids(parts: Sequence[object]) -> set[str]:
+    return {
+        p.call_id for p in parts if isinstance(p, ToolCallPart | ToolResultPart | LiveToolResult)
+    }
 
 
 def _live_part_tokens(part: LivePart) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from events import (
+    CompressionChanged,
     ContextCompacted,
     FilePart,
     Message,
@@ -103,6 +104,8 @@ def describe(payload: Payload, change: Change) -> str:
         return f"pinned {payload.message_id}"
     if isinstance(payload, MessageUnpinned):
         return f"unpinned {payload.message_id}"
+    if isinstance(payload, CompressionChanged):
+        return _clip("compression settings: " + _one_line(str(payload.compression)))
     return str(getattr(payload, "type", type(payload).__name__))  # pragma: no cover
 
 

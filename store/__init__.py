@@ -9,9 +9,10 @@ s.append_tool_result("c1", output="...")
 messages = s.context().to_openai()
 """
 
-from events import ChainReport, NewEvent, RecordedEvent, Usage
+from events import ChainReport, CompressionConfig, NewEvent, RecordedEvent, ToolLimits, Usage
 from projections import Context, LiveMessage, LiveToolResult, TimelineRow
 from store._errors import (
+    CompactionError,
     ConcurrencyError,
     DatabaseUnavailable,
     IdempotencyError,
@@ -27,32 +28,44 @@ from store._errors import (
     UnknownSession,
     UnsupportedSchemaVersion,
 )
+from store._policies import CompactionPlan, Measure, PrunePlan
 from store._rows import SessionInfo
-from store._session import Session, ToolCall
+from store._session import ContextCheck, Session, ToolCall
 from store._store import SessionStore
+from store._summarize import ExtractiveSummarizer, OpenAIChatSummarizer, Summarizer
 
 __all__ = [
     "ChainReport",
+    "CompactionError",
+    "CompactionPlan",
+    "CompressionConfig",
     "ConcurrencyError",
     "Context",
+    "ContextCheck",
     "DatabaseUnavailable",
+    "ExtractiveSummarizer",
     "IdempotencyError",
     "InvalidEvent",
     "InvalidReplayPoint",
     "InvalidSessionId",
     "LiveMessage",
     "LiveToolResult",
+    "Measure",
     "NewEvent",
     "NotInContext",
+    "OpenAIChatSummarizer",
     "PayloadTooLarge",
+    "PrunePlan",
     "RecordedEvent",
     "SchemaMismatch",
     "Session",
     "SessionInfo",
     "SessionStore",
     "SessionStoreError",
+    "Summarizer",
     "TimelineRow",
     "ToolCall",
+    "ToolLimits",
     "UnknownEncoding",
     "UnknownEventType",
     "UnknownSession",

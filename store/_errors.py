@@ -11,6 +11,7 @@
      ├── UnknownSession (LookupError)
      ├── NotInContext (LookupError)       a message or part id not in the live context
      ├── ConcurrencyError                 stale `expected_version`; carries the actual one
+     ├── CompactionError                  the summarizer failed or returned no text
      ├── IdempotencyError                 an `event_id` reused for different content
      ├── SchemaMismatch                   the database is not at this code's migration head
      └── DatabaseUnavailable              the database cannot be opened or reached
@@ -23,6 +24,7 @@ from __future__ import annotations
 from events import InvalidEvent, SessionStoreError, UnknownEventType, UnsupportedSchemaVersion
 
 __all__ = [
+    "CompactionError",
     "ConcurrencyError",
     "DatabaseUnavailable",
     "IdempotencyError",
@@ -77,6 +79,10 @@ class InvalidReplayPoint(SessionStoreError, ValueError):
 
 class UnknownEncoding(SessionStoreError, ValueError):
     """tiktoken cannot load the session's encoding without a download."""
+
+
+class CompactionError(SessionStoreError):
+    """A compaction could not be made; the session is unchanged."""
 
 
 class ConcurrencyError(SessionStoreError):

@@ -10,12 +10,17 @@ appended, so they always show the session as it is.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from events import (
+    CompactionReason,
+    CompressionChanged,
+    CompressionConfig,
+    ContextCompacted,
     Message,
     MessageAppended,
     MessagePinned,
@@ -31,10 +36,23 @@ from events import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    new_id,
 )
 from projections import Context, ContextFold, TimelineRow, context_of, timeline
-from store._errors import InvalidEvent, NotInContext
-from store._tokens import with_tokens
+from store._errors import CompactionError, InvalidEvent, NotInContext
+from store._policies import (
+    CompactionPlan,
+    Measure,
+    PrunePlan,
+    attempt_limits,
+    cooling_down,
+    measure,
+    plan_compaction,
+    plan_prune,
+)
+from store._summarize import ExtractiveSummarizer, Summarizer, run_summarizer, summarizer_name
+from store._tokens import count, with_tokens
+from store._truncate import truncate
 
 if TYPE_CHECKING:
     from store._store import SessionStore
@@ -53,6 +71,27 @@ class ToolCall(BaseModel):
         return ToolCallPart.from_input(call_id=self.id, name=self.name, input=self.input)
 
 
+@dataclass(frozen=True, slots=True)
+class ContextCheck:
+    """What `before_llm_call` / `after_tool_result` found and did.
+
+    `before` and `after` measure the context on entry and on return; `pruned` and `compactions`
+    are the events appended on the way (none when it was within the window); `note` says why
+    it stopped where it did.
+    """
+
+    point: Literal["before_llm_call", "after_tool"]
+    before: Measure
+    after: Measure
+    pruned: RecordedEvent | None
+    compactions: tuple[RecordedEvent, ...]
+    note: str
+
+    @property
+    def acted(self) -> bool:
+        return self.pruned is not None or bool(self.compactions)
+
+
 class Session:
     """A handle on one session; get one from `SessionStore.create_session`, `.session(id)` or
     `.fork(...)`."""
@@ -61,6 +100,8 @@ class Session:
         self._store = store
         self._fold = fold
         self._snapshot_seq = snapshot_seq
+        self.summarizer: Summarizer = ExtractiveSummarizer()
+        """Used by `compact()` and the automatic checks unless a call names another."""
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"
@@ -79,6 +120,11 @@ class Session:
         """The session's `SessionStarted`: model, window, encoding, compression settings."""
         assert self._fold.header is not None
         return self._fold.header
+
+    @property
+    def config(self) -> CompressionConfig:
+        """The context-management settings in force (`configure` changes them)."""
+        return CompressionConfig.model_validate(self.header.compression)
 
     # appending messages
 
@@ -106,8 +152,14 @@ class Session:
     ) -> Message:
         """The result of the pending tool call `call_id` (the tool's name is taken from it)."""
         call = self._pending_call(call_id)
+        tool = name or call.name
+        max_lines, max_bytes, direction = self.config.limits_for(tool)
+        part_id = new_id()
+        cut = truncate(
+            output, max_lines=max_lines, max_bytes=max_bytes, direction=direction, part_id=part_id
+        )
         part = ToolResultPart(
-            call_id=call_id, name=name or call.name, output=output, is_error=is_error
+            id=part_id, call_id=call_id, name=tool, output=output, is_error=is_error, truncation=cut
         )
         return self.append_message(Message(role="tool", parts=(part,)))
 
@@ -179,6 +231,128 @@ class Session:
         if message_id not in self._fold.pinned:
             return None
         return self.append_events([MessageUnpinned(message_id=message_id)])[0]
+
+    def configure(self, **changes: Any) -> RecordedEvent:
+        """Change context-management settings (any `CompressionConfig` field), by an event."""
+        config = CompressionConfig.model_validate({**self.config.model_dump(), **changes})
+        event = CompressionChanged(compression=config.model_dump(mode="json"))
+        return self.append_events([event])[0]
+
+    # keeping the context inside the window
+
+    def measure(self) -> Measure:
+        """How full the context is against its overflow limit, without changing anything."""
+        self._catch_up()
+        return measure(self._fold, self.config)
+
+    def before_llm_call(self, summarizer: Summarizer | None = None) -> ContextCheck:
+        """Call before each model request: prunes, then compacts, if the context overflows."""
+        return self._keep_in_window("before_llm_call", summarizer)
+
+    def after_tool_result(self, summarizer: Summarizer | None = None) -> ContextCheck:
+        """Call after appending tool results: the same check, recorded as `after_tool`."""
+        return self._keep_in_window("after_tool", summarizer)
+
+    def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
+        """Replace old tool outputs by placeholders when that frees at least `minimum_prune`
+        tokens (see `plan_prune`). Returns the plan, appended unless `dry_run` or not worth it;
+        `None` when no output is old enough."""
+        self._catch_up()
+        plan = plan_prune(
+            self.context().messages,
+            self.config,
+            now=self._store._clock(),
+            count=lambda text: count(text, self.header.encoding),
+        )
+        if plan is not None and plan.worth_it and not dry_run:
+            self.append_events([plan.event(reason)])
+        return plan
+
+    def compact(
+        self,
+        summarizer: Summarizer | None = None,
+        reason: CompactionReason = "manual",
+        *,
+        keep_turns: int | None = None,
+        keep_tokens: int | None = None,
+    ) -> RecordedEvent:
+        """Replace the head of the conversation by one summary, keeping the system prompt,
+        pinned messages and the last turns. `CompactionError` (and nothing appended) when
+        there is nothing to replace, the summarizer fails, or its summary is not shorter."""
+        self._catch_up()
+        config = self.config
+        turns = config.keep_recent_turns if keep_turns is None else keep_turns
+        kept_tokens = config.keep_recent_tokens if keep_tokens is None else keep_tokens
+        plan = plan_compaction(self.context().messages, keep_turns=turns, keep_tokens=kept_tokens)
+        if plan is None:
+            raise CompactionError(
+                f"nothing to compact: the last {turns} turns and {kept_tokens:,} tokens are kept, "
+                "and what lies before them is system, pinned or summarized already"
+            )
+        event = self._compaction(plan, summarizer or self.summarizer, reason)
+        if event is None:
+            raise CompactionError("the summary is not shorter than what it would replace")
+        return self.append_events([event])[0]
+
+    def _keep_in_window(
+        self, point: Literal["before_llm_call", "after_tool"], summarizer: Summarizer | None
+    ) -> ContextCheck:
+        self._catch_up()
+        config = self.config
+        before = measure(self._fold, config)
+        if not before.overflowing:
+            return ContextCheck(point, before, before, None, (), "within the window")
+        if not config.auto:
+            note = "overflowing; automatic pruning and compaction are off"
+            return ContextCheck(point, before, before, None, (), note)
+        plan = self.prune(dry_run=True)
+        pruned = None
+        if plan is not None and plan.worth_it:
+            pruned = self.append_events([plan.event(f"overflow at {point}")])[0]
+        now = measure(self._fold, config)
+        compactions: list[RecordedEvent] = []
+        note = "pruning was enough" if pruned else "within the window"
+        if now.overflowing and cooling_down(self._fold, config, now.limit):
+            note = "still overflowing: the last compaction could not shrink it; cooling down"
+        elif now.overflowing:
+            note = "still overflowing after every compaction attempt; cooling down"
+            for attempt in range(config.max_attempts):
+                keep_turns, keep_tokens = attempt_limits(config, attempt)
+                compaction = plan_compaction(
+                    self.context().messages, keep_turns=keep_turns, keep_tokens=keep_tokens
+                )
+                event = None
+                if compaction is not None:
+                    event = self._compaction(compaction, summarizer or self.summarizer, point)
+                if event is None:
+                    note = "still overflowing: nothing left that compaction can shrink"
+                    break
+                compactions.extend(self.append_events([event]))
+                now = measure(self._fold, config)
+                if not now.overflowing:
+                    note = f"compacted in {attempt + 1} attempt(s)"
+                    break
+        return ContextCheck(point, before, now, pruned, tuple(compactions), note)
+
+    def _compaction(
+        self, plan: CompactionPlan, summarizer: Summarizer, reason: CompactionReason
+    ) -> ContextCompacted | None:
+        """The compaction event for `plan`, or `None` when its summary would not be shorter."""
+        config = self.config
+        text = run_summarizer(summarizer, plan.replaced, config.summary_tokens)
+        tokens = count(text, self.header.encoding)
+        if tokens >= plan.replaced_tokens:
+            return None
+        before = self._fold.tokens
+        return ContextCompacted(
+            summary=Message(role="user", parts=(TextPart(text=text, tokens=tokens),)),
+            first_kept_message_id=plan.first_kept_message_id,
+            replaced_message_ids=tuple(m.id for m in plan.replaced),
+            tokens_before=before,
+            tokens_after=before - plan.replaced_tokens + tokens,
+            reason=reason,
+            summarizer=summarizer_name(summarizer),
+        )
 
     def append_events(self, payloads: Sequence[Payload | NewEvent]) -> list[RecordedEvent]:
         """Append events in one transaction after this handle's version (optimistic

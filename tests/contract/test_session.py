@@ -10,6 +10,7 @@ import sqlalchemy as sa
 import tiktoken
 
 from events import Message, MessageAppended, NewEvent, OutputsPruned, TextPart
+from projections import PROJECTION_VERSION as V
 from projections import Context
 from store import (
     ConcurrencyError,
@@ -383,12 +384,12 @@ def test_snapshots_are_saved_every_n_events_and_at_compaction(backend: Backend) 
     store = SessionStore(backend.url, snapshot_every=5)
     s = store.create_session(model="m")
     agent_turns(s, 2)  # seq 1..7
-    assert snapshot_seqs(backend, s.id) == [(5, 1)]
+    assert snapshot_seqs(backend, s.id) == [(5, V)]
     s.append_user("next")  # seq 8
     compact_head(s)  # seq 9
     for n in range(5):
         s.append_user(f"more {n}")  # seq 10..14
-    assert snapshot_seqs(backend, s.id) == [(5, 1), (9, 1), (14, 1)]
+    assert snapshot_seqs(backend, s.id) == [(5, V), (9, V), (14, V)]
     store.close()
 
 
@@ -438,7 +439,8 @@ def test_a_snapshot_of_another_projection_version_is_ignored(backend: Backend) -
     backend.execute("UPDATE snapshots SET projection_version = 0")
     backend.execute(
         "INSERT INTO snapshots (session_id, projection, projection_version, seq, state, created_at)"
-        " SELECT session_id, projection, 1, seq, :bad, created_at FROM snapshots",
+        " SELECT session_id, projection, :v, seq, :bad, created_at FROM snapshots",
+        v=V,
         bad='{"entries": "garbage"}',
     )
     assert store.session(s.id).context() == truth

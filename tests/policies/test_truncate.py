@@ -1,0 +1,70 @@
+"""Truncation of one tool output: exact shown text, counts, and UTF-8 safety."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from store._truncate import truncate
+
+TEN_LINES = "".join(f"line {i}\n" for i in range(10))  # 70 bytes
+
+
+def notice(lines: int, size: int, where: str) -> str:
+    return (
+        f"[{lines:,} lines ({size:,} bytes) {where} this were cut; the full output is kept: "
+        "restore with part id p1]"
+    )
+
+
+def test_an_output_within_both_limits_is_not_truncated() -> None:
+    assert truncate(TEN_LINES, max_lines=10, max_bytes=70, direction="head", part_id="p1") is None
+
+
+def test_head_keeps_the_first_lines_then_the_notice() -> None:
+    cut = truncate(TEN_LINES, max_lines=3, max_bytes=1000, direction="head", part_id="p1")
+    assert cut is not None
+    assert cut.shown == "line 0\nline 1\nline 2\n" + notice(7, 49, "after")
+    assert (cut.omitted_lines, cut.omitted_bytes) == (7, 49)
+    assert (cut.max_lines, cut.max_bytes, cut.direction) == (3, 1000, "head")
+
+
+def test_tail_keeps_the_last_lines_after_the_notice() -> None:
+    cut = truncate(TEN_LINES, max_lines=2, max_bytes=1000, direction="tail", part_id="p1")
+    assert cut is not None
+    assert cut.shown == notice(8, 56, "before") + "\nline 8\nline 9\n"
+
+
+def test_the_byte_limit_keeps_whole_lines() -> None:
+    cut = truncate(TEN_LINES, max_lines=2000, max_bytes=20, direction="head", part_id="p1")
+    assert cut is not None
+    assert cut.shown == "line 0\nline 1\n" + notice(8, 56, "after")
+
+
+@pytest.mark.parametrize(("direction", "kept"), [("head", "éé"), ("tail", "éé")])
+def test_a_long_line_is_cut_between_characters(direction: str, kept: str) -> None:
+    cut = truncate("é" * 10, max_lines=5, max_bytes=5, direction=direction, part_id="p1")  # type: ignore[arg-type]
+    assert cut is not None
+    assert kept in cut.shown and "\ufffd" not in cut.shown
+    assert (cut.omitted_lines, cut.omitted_bytes) == (0, 16)
+
+
+@given(
+    text=st.text(st.characters(codec="utf-8"), max_size=300),
+    max_lines=st.integers(1, 20),
+    max_bytes=st.integers(1, 200),
+    direction=st.sampled_from(["head", "tail"]),
+)
+def test_the_shown_part_is_a_whole_character_slice_within_the_limits(
+    text: str, max_lines: int, max_bytes: int, direction: str
+) -> None:
+    cut = truncate(text, max_lines=max_lines, max_bytes=max_bytes, direction=direction, part_id="p")  # type: ignore[arg-type]
+    if cut is None:
+        assert len(text.encode()) <= max_bytes and text.count("\n") <= max_lines
+        return
+    kept_bytes = len(text.encode()) - cut.omitted_bytes
+    shown_lines = cut.shown.split("\n")
+    body = "\n".join(shown_lines[:-1]) if direction == "head" else "\n".join(shown_lines[1:])
+    assert kept_bytes <= max_bytes
+    assert text.startswith(body) if direction == "head" else text.endswith(body)
