@@ -146,7 +146,10 @@ _PARTS_BY_ROLE: dict[str, frozenset[str]] = {
 
 
 class Usage(FrozenModel):
-    """Token usage a provider reported for one assistant response."""
+    """Token usage a provider reported for one assistant response, Anthropic's way: `input`
+    counts the prompt tokens read neither from nor into the cache, so the whole prompt is
+    `input + cache_read + cache_write`. From OpenAI, pass `input=prompt_tokens -
+    cached_tokens, cache_read=cached_tokens`."""
 
     input: int = Field(default=0, ge=0)
     output: int = Field(default=0, ge=0)

@@ -110,8 +110,10 @@ class ContextFold:
         payload = event.payload
         change = Change()
         if isinstance(payload, SessionStarted):
-            # A fork's SessionStarted follows its parent's history: keep the messages.
+            # A fork's SessionStarted follows its parent's history: keep the messages. Its
+            # seqs start again at 1, so the parent's last compaction no longer has a place.
             self.header = payload
+            self.last_compaction = None
         elif isinstance(payload, CompressionChanged):
             if self.header is not None:
                 self.header = self.header.model_copy(update={"compression": payload.compression})
@@ -119,7 +121,7 @@ class ContextFold:
             change = self._add(payload.message, (event.session_id, event.seq))
             usage = payload.message.usage
             if change.added and usage is not None:
-                reported = usage.input + usage.cache_read + usage.output
+                reported = usage.input + usage.cache_read + usage.cache_write + usage.output
                 self.usage_base = (reported, self.tokens)
         elif isinstance(payload, OutputsPruned):
             change = self._prune(payload, event.recorded_at)

@@ -82,7 +82,10 @@ class UnknownEncoding(SessionStoreError, ValueError):
 
 
 class CompactionError(SessionStoreError):
-    """A compaction could not be made; the session is unchanged."""
+    """A compaction could not be made; no compaction event was appended. Raised by an
+    automatic check, it carries in `check` what that check did before (a prune, say)."""
+
+    check: object = None
 
 
 class ConcurrencyError(SessionStoreError):

@@ -60,14 +60,16 @@ def _usable(header: SessionStarted) -> int | None:
     return max(header.context_window - header.output_reserve, 0)
 
 
-def cooling_down(fold: ContextFold, config: CompressionConfig, limit: int | None) -> bool:
+def cooling_down(fold: ContextFold, config: CompressionConfig, now: Measure) -> bool:
     """Whether the newest compaction, fewer than `cooldown_events` events ago, left the context
-    still over the limit: compacting again now would summarize a summary for nothing."""
-    if fold.last_compaction is None or limit is None:
+    over the limit and it has not grown since: compacting again would summarize a summary for
+    nothing. Growth ends the cooldown at once."""
+    if fold.last_compaction is None or now.limit is None:
         return False
     seq, tokens_after = fold.last_compaction
+    after = tokens_after + config.safety_margin
     recent = fold.seq - seq < config.cooldown_events
-    return recent and tokens_after + config.safety_margin > limit
+    return recent and after > now.limit and now.tokens <= after
 
 
 # pruning
@@ -148,7 +150,8 @@ def plan_prune(
         part_ids=tuple(p.id for p in reversed(candidates)),
         tokens=sum(p.tokens for p in candidates),
         placeholder=placeholder,
-        placeholder_tokens=count(placeholder.replace("{part_id}", candidates[0].id)),
+        # ids tokenize differently; the largest count keeps the total an overestimate
+        placeholder_tokens=max(count(placeholder.replace("{part_id}", p.id)) for p in candidates),
         minimum=config.minimum_prune,
     )
 
@@ -182,7 +185,9 @@ def plan_compaction(
     wanted = len(messages)
     if keep_turns and turn_starts:
         wanted = turn_starts[-keep_turns] if len(turn_starts) >= keep_turns else 0
-    eligible = [c for c in cuts if c <= wanted] or [cuts[0]]
+    eligible = [c for c in cuts if c <= wanted]
+    if not eligible:
+        return None  # fewer turns than keep_turns: everything is kept
     cut = eligible[-1]
     for earlier in reversed(eligible):
         cut = earlier
@@ -215,5 +220,9 @@ def _possible_cuts(messages: Sequence[LiveMessage]) -> list[int]:
 
 
 def attempt_limits(config: CompressionConfig, attempt: int) -> tuple[int, int]:
-    """(keep_turns, keep_tokens) for shrinking attempt 0, 1, 2...: each keeps less."""
+    """(keep_turns, keep_tokens) for shrinking attempt 0, 1, 2...: each keeps less, and the
+    last keeps only the turns left (none when max_attempts > keep_recent_turns), with no
+    token floor."""
+    if attempt == config.max_attempts - 1 and attempt > 0:
+        return max(config.keep_recent_turns - attempt, 0), 0
     return max(config.keep_recent_turns - attempt, 0), config.keep_recent_tokens >> attempt

@@ -91,6 +91,12 @@ class ContextCheck:
     def acted(self) -> bool:
         return self.pruned is not None or bool(self.compactions)
 
+    @property
+    def over_window(self) -> bool:
+        """Whether the context is still larger than the usable window: nothing left could be
+        shrunk (a huge message in the current turn, say); sending it would fail."""
+        return self.after.usable is not None and self.after.tokens > self.after.usable
+
 
 class Session:
     """A handle on one session; get one from `SessionStore.create_session`, `.session(id)` or
@@ -102,6 +108,7 @@ class Session:
         self._snapshot_seq = snapshot_seq
         self.summarizer: Summarizer = ExtractiveSummarizer()
         """Used by `compact()` and the automatic checks unless a call names another."""
+        self._fruitless: tuple[int, int] | None = None  # (seq, tokens) of a check that failed
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"
@@ -312,27 +319,45 @@ class Session:
         now = measure(self._fold, config)
         compactions: list[RecordedEvent] = []
         note = "pruning was enough" if pruned else "within the window"
-        if now.overflowing and cooling_down(self._fold, config, now.limit):
-            note = "still overflowing: the last compaction could not shrink it; cooling down"
+        if now.overflowing and self._resting(config, now):
+            note = "still overflowing: compaction could not shrink it further; cooling down"
         elif now.overflowing:
-            note = "still overflowing after every compaction attempt; cooling down"
+            note = "still overflowing: nothing left that compaction can shrink; cooling down"
             for attempt in range(config.max_attempts):
                 keep_turns, keep_tokens = attempt_limits(config, attempt)
-                compaction = plan_compaction(
+                cut = plan_compaction(
                     self.context().messages, keep_turns=keep_turns, keep_tokens=keep_tokens
                 )
-                event = None
-                if compaction is not None:
-                    event = self._compaction(compaction, summarizer or self.summarizer, point)
+                if cut is None or all(m.summary for m in cut.replaced):
+                    continue  # keeps too much, or would only summarize a summary: shrink more
+                try:
+                    event = self._compaction(cut, summarizer or self.summarizer, point)
+                except CompactionError as error:
+                    error.check = ContextCheck(
+                        point, before, now, pruned, tuple(compactions), f"failed: {error}"
+                    )
+                    raise
                 if event is None:
-                    note = "still overflowing: nothing left that compaction can shrink"
-                    break
+                    continue  # the summary was not shorter
                 compactions.extend(self.append_events([event]))
                 now = measure(self._fold, config)
                 if not now.overflowing:
                     note = f"compacted in {attempt + 1} attempt(s)"
                     break
+            if now.overflowing:
+                self._fruitless = (self._fold.seq, now.tokens)
         return ContextCheck(point, before, now, pruned, tuple(compactions), note)
+
+    def _resting(self, config: CompressionConfig, now: Measure) -> bool:
+        """Whether compaction failed to get under the limit recently and the context has not
+        grown since: trying again would only summarize summaries (or pay for a summary that
+        is not shorter) on every call."""
+        if cooling_down(self._fold, config, now):
+            return True
+        if self._fruitless is None:
+            return False
+        seq, tokens = self._fruitless
+        return self._fold.seq - seq < config.cooldown_events and now.tokens <= tokens
 
     def _compaction(
         self, plan: CompactionPlan, summarizer: Summarizer, reason: CompactionReason

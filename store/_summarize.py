@@ -8,10 +8,10 @@ OpenAI-compatible chat endpoint (standard library only, so it needs no extra pac
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import urllib.request
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from events import TextPart, ToolCallPart
@@ -56,8 +56,12 @@ def _await(result: Awaitable[str]) -> str:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(wait())
-    with ThreadPoolExecutor(1) as pool:  # called from inside an event loop: use another thread
-        return pool.submit(asyncio.run, wait()).result()
+    if inspect.iscoroutine(result):
+        result.close()  # never awaited: close it rather than leave a warning behind
+    raise RuntimeError(
+        "an async summarizer cannot run while this thread's event loop is running; "
+        "call the check from a worker thread (await asyncio.to_thread(s.before_llm_call))"
+    )
 
 
 # offline
@@ -83,7 +87,11 @@ class ExtractiveSummarizer:
         errors: list[str] = []
         calls: dict[str, ToolCallPart] = {}
         last_state = ""
+        earlier: list[str] = []
         for message in messages:
+            if message.summary:  # an earlier summary is carried whole, not cut as a request
+                earlier.extend(p.text for p in message.parts if isinstance(p, TextPart))
+                continue
             for part in message.parts:
                 if isinstance(part, TextPart) and message.role == "user":
                     requests.append(_line(part.text))
@@ -98,6 +106,8 @@ class ExtractiveSummarizer:
                     what = f"{call.name}({_key_argument(call)})" if call else part.name or "a tool"
                     errors.append(f"{what}: {_line(part.output)}")
         lines = [f"Summary of conversation from {messages[0].id} to {messages[-1].id}"]
+        for text in earlier:
+            lines += ["", "Earlier summary:", text]
         if requests:
             lines += ["", "User requests, in order:"] + [f"- {r}" for r in requests]
         if tools:

@@ -17,6 +17,7 @@ from events import MessageAppended, ToolResultPart
 from projections import LiveMessage, LiveToolResult
 from store import (
     CompactionError,
+    ContextCheck,
     ExtractiveSummarizer,
     OpenAIChatSummarizer,
     Session,
@@ -111,6 +112,104 @@ def test_overflow_compacts_when_pruning_is_not_enough(store: SessionStore) -> No
     assert check.after.tokens <= check.after.limit  # type: ignore[operator]
     summary = s.context().messages[0]
     assert summary.summary and summary.parts[0].text.startswith("Summary of conversation from")  # type: ignore[union-attr]
+
+
+def test_one_long_turn_is_compacted_inside_itself(store: SessionStore) -> None:
+    # one user request, then tool calls until the window fills: pruning protects the last
+    # turns, so only the last attempt (no turns kept) can cut, between two tool calls
+    s = small_window_session(store)
+    s.configure(keep_recent_tokens=20_000)  # more than the window: the last attempt ignores it
+    s.append_user("refactor everything")
+    for call in range(8):
+        tool_turn(s, f"c{call}", "word " * 400)
+    check = s.after_tool_result()
+    assert check.pruned is None and check.note == "compacted in 3 attempt(s)"
+    event = check.compactions[0].payload
+    last_call = s.context().messages[-2]
+    assert event.first_kept_message_id == last_call.id  # type: ignore[attr-defined]
+    assert len(event.replaced_message_ids) == 1 + 7 * 2  # type: ignore[attr-defined]
+    assert check.after.tokens <= check.after.limit and not check.over_window  # type: ignore[operator]
+
+
+def test_a_window_smaller_than_keep_recent_tokens_still_compacts(store: SessionStore) -> None:
+    s = store.create_session(model="m", context_window=16_000)  # default config: keeps 20k
+    for turn in range(8):
+        s.append_user(f"turn {turn}: " + "please " * 1_500)
+    check = s.before_llm_call()
+    assert check.before.limit == int(0.8 * (16_000 - 4096))
+    assert len(check.compactions) >= 1
+    assert check.after.tokens <= check.after.limit  # type: ignore[operator]
+
+
+def test_a_summarizer_failing_on_a_later_attempt_keeps_the_earlier_compaction(
+    backend: Backend,
+) -> None:
+    store = SessionStore(backend.url)
+    s = small_window_session(store)
+    for turn in range(4):
+        s.append_user(f"turn {turn}: " + "please " * 300)
+    for turn in range(4, 6):
+        s.append_user(f"turn {turn}: " + "please " * 1_300)  # the two kept turns overflow alone
+    calls: list[int] = []
+
+    def once(messages: Sequence[LiveMessage], target_tokens: int) -> str:
+        calls.append(len(messages))
+        if len(calls) > 1:
+            raise TimeoutError("the model did not answer")
+        return "four short turns"
+
+    with pytest.raises(CompactionError, match="once failed: TimeoutError") as raised:
+        s.before_llm_call(summarizer=once)
+    check = raised.value.check
+    assert isinstance(check, ContextCheck)
+    assert calls == [4, 2] and len(check.compactions) == 1
+    assert check.note.startswith("failed: the summarizer once failed")
+    compacted = [e.seq for e in store.read(s.id) if e.type == "ContextCompacted"]
+    assert compacted == [check.compactions[0].seq] and s.version == compacted[0]
+    store.close()
+
+
+def test_an_async_summarizer_needs_a_thread_inside_a_running_loop(store: SessionStore) -> None:
+    s = store.create_session(model="m")
+    for turn in range(4):
+        s.append_user(f"turn {turn} " + "word " * 40)
+
+    async def summarize(messages: Sequence[LiveMessage], target_tokens: int) -> str:
+        return "short"
+
+    async def agent_loop() -> None:
+        with pytest.raises(CompactionError, match="event loop is running"):
+            s.compact(summarizer=summarize, keep_turns=1, keep_tokens=0)
+        await asyncio.to_thread(s.compact, summarize, keep_turns=1, keep_tokens=0)
+
+    version = s.version
+    asyncio.run(agent_loop())
+    assert s.version == version + 1 and s.context().messages[0].parts[0].text == "short"  # type: ignore[union-attr]
+
+
+def test_a_check_that_cannot_shrink_cools_down_until_the_context_grows(
+    store: SessionStore,
+) -> None:
+    s = small_window_session(store)
+    s.append_user("turn 0")
+    s.append_user("turn 1")
+    s.append_user("paste: " + "word " * 3_000)  # alone larger than the window
+    asked: list[int] = []
+
+    def summarize(messages: Sequence[LiveMessage], target_tokens: int) -> str:
+        asked.append(len(messages))
+        return ExtractiveSummarizer()(messages, target_tokens)
+
+    first = s.before_llm_call(summarizer=summarize)
+    assert (first.compactions, first.over_window) == ((), True)
+    assert first.note == "still overflowing: nothing left that compaction can shrink; cooling down"
+    assert asked == [1, 2, 2]  # every attempt's summary was longer than what it replaced
+    second = s.before_llm_call(summarizer=summarize)
+    assert second.note.endswith("could not shrink it further; cooling down")
+    assert asked == [1, 2, 2] and second.over_window
+    s.append_user("and one more thing")  # growth ends the cooldown
+    s.before_llm_call(summarizer=summarize)
+    assert len(asked) > 3
 
 
 def test_a_failing_summarizer_leaves_the_session_unchanged(backend: Backend) -> None:

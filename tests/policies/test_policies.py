@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from events import CompressionConfig, Message, MessagePinned, OutputsPruned, ToolCallPart, Usage
 from projections import LiveMessage, context_of, fold_events
-from store._policies import cooling_down, measure, plan_compaction, plan_prune
+from store._policies import Measure, cooling_down, measure, plan_compaction, plan_prune
 from tests.builders import compaction
 from tests.projections.log import Log
 
@@ -163,13 +163,13 @@ def test_measure_starts_from_the_providers_usage_while_only_appends_follow() -> 
             id="a5",
             role="assistant",
             parts=(ToolCallPart(call_id="c5", name="ls", tokens=5),),
-            usage=Usage(input=600, cache_read=100, output=20),
+            usage=Usage(input=600, cache_read=100, cache_write=50, output=20),
         )
     )
     log.result("c5", "x", 30, "t5")
     fold = fold_events(log.events)
     result = measure(fold, CompressionConfig())
-    assert (result.tokens, result.source) == (600 + 100 + 20 + 30, "usage")
+    assert (result.tokens, result.source) == (600 + 100 + 50 + 20 + 30, "usage")
     log.add(
         OutputsPruned(part_ids=("t5.r",), placeholder="-", placeholder_tokens=1, tokens_freed=0)
     )
@@ -182,10 +182,25 @@ def test_cooldown_after_a_compaction_that_left_the_context_too_big() -> None:
     log.add(compaction("summary", "u2", ["u1", "a1", "t1"]))
     fold = fold_events(log.events)
     config = CompressionConfig(cooldown_events=3, safety_margin=0)
-    assert fold.last_compaction == (fold.seq, fold.tokens)
-    assert cooling_down(fold, config, limit=fold.tokens - 1)
-    assert not cooling_down(fold, config, limit=fold.tokens)
+    after = fold.tokens
+    assert fold.last_compaction == (fold.seq, after)
+
+    def at(tokens: int, limit: int) -> Measure:
+        return Measure(tokens, "stored", limit, 10_000)
+
+    assert cooling_down(fold, config, at(after, limit=after - 1))
+    assert not cooling_down(fold, config, at(after, limit=after))  # it did get under the limit
+    assert not cooling_down(fold, config, at(after + 1, limit=after - 1))  # it grew since
     for n in range(3):
         log.text("user", f"new {n}", 1, f"n{n}")
         fold.apply(log.events[-1])
-    assert not cooling_down(fold, config, limit=0)
+    assert not cooling_down(fold, config, at(after, limit=0))  # cooldown_events have passed
+
+
+def test_a_fork_does_not_inherit_its_parents_cooldown() -> None:
+    parent = conversation()
+    parent.add(compaction("summary", "u2", ["u1", "a1", "t1"]))
+    fold = fold_events(parent.events)
+    fork = Log("s2", parent_session_id="s1", parent_seq=fold.seq)
+    fold_events(fork.events, fold)
+    assert fold.last_compaction is None
