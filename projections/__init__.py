@@ -5,6 +5,7 @@ recorded in the events, so replay gives the same context whatever code replays i
 """
 
 from projections._context import Context, context_of, fold_events
+from projections._diff import ContextDiff, OutputChange, diff_contexts
 from projections._fold import PROJECTION, PROJECTION_VERSION, Change, ContextFold, PruneMark
 from projections._live import FILE_TOKENS, LiveMessage, LiveToolResult, estimate_tokens
 from projections._render import CONTINUED, INTERRUPTED, api_messages, to_anthropic, to_openai
@@ -18,14 +19,17 @@ __all__ = [
     "PROJECTION_VERSION",
     "Change",
     "Context",
+    "ContextDiff",
     "ContextFold",
     "LiveMessage",
     "LiveToolResult",
+    "OutputChange",
     "PruneMark",
     "TimelineRow",
     "api_messages",
     "context_of",
     "describe",
+    "diff_contexts",
     "estimate_tokens",
     "fold_events",
     "timeline",

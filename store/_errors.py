@@ -8,6 +8,8 @@
      ├── InvalidSessionId (ValueError)
      ├── InvalidReplayPoint (ValueError)  `at=` outside the session's history
      ├── UnknownEncoding (ValueError)     a tokenizer tiktoken cannot load offline
+     ├── ImportRefused (ValueError)       a file to import is malformed or its chain broken
+     ├── SessionExists                    importing a session id the store holds already
      ├── UnknownSession (LookupError)
      ├── NotInContext (LookupError)       a message or part id not in the live context
      ├── ConcurrencyError                 stale `expected_version`; carries the actual one
@@ -28,12 +30,14 @@ __all__ = [
     "ConcurrencyError",
     "DatabaseUnavailable",
     "IdempotencyError",
+    "ImportRefused",
     "InvalidEvent",
     "InvalidReplayPoint",
     "InvalidSessionId",
     "NotInContext",
     "PayloadTooLarge",
     "SchemaMismatch",
+    "SessionExists",
     "SessionStoreError",
     "UnknownEncoding",
     "UnknownEventType",
@@ -79,6 +83,26 @@ class InvalidReplayPoint(SessionStoreError, ValueError):
 
 class UnknownEncoding(SessionStoreError, ValueError):
     """tiktoken cannot load the session's encoding without a download."""
+
+
+class ImportRefused(SessionStoreError, ValueError):
+    """A file to import is malformed, or its hash chain is broken; nothing was written.
+    `line` is the 1-based line of the file at fault, when there is one (for a JSON list of
+    messages, `unit` is "message" and `line` the message's 1-based index)."""
+
+    def __init__(self, reason: str, line: int | None = None, unit: str = "line") -> None:
+        super().__init__(f"{unit} {line}: {reason}" if line is not None else reason)
+        self.reason = reason
+        self.line = line
+        self.unit = unit
+
+
+class SessionExists(SessionStoreError):
+    """An import names a session id this store holds already; nothing was written."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} is in this store already")
+        self.session_id = session_id
 
 
 class CompactionError(SessionStoreError):

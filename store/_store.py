@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import Literal
 
 import sqlalchemy as sa
 from pydantic import JsonValue
@@ -22,22 +24,44 @@ from events import (
 from projections import ContextFold
 from store._append import Clock, EventLike, append, check_session_id, encode_batch, head_seq
 from store._engine import SqliteSynchronous, make_engine, resolve_url
-from store._errors import DatabaseUnavailable, InvalidReplayPoint, UnknownSession
+from store._errors import (
+    ConcurrencyError,
+    DatabaseUnavailable,
+    ImportRefused,
+    InvalidReplayPoint,
+    SessionExists,
+    UnknownSession,
+)
+from store._importers import claude_code_events, openai_events
 from store._migrate import ensure_schema
 from store._replay import load_fold, save_snapshot, seq_at_time
 from store._rows import SessionInfo, chain_link, recorded_event, session_info
 from store._schema import events, sessions
 from store._session import Session
+from store._stats import SessionSummary, StoreStats, session_summaries, store_stats
 from store._tokens import DEFAULT_ENCODING, load_encoding
+from store._transfer import export_line, insert_links, read_export
 
 log = logging.getLogger("sessionstore")
+
+ImportFormat = Literal["sessionstore", "openai", "claude-code"]
 
 DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 DEFAULT_SNAPSHOT_EVERY = 100
 
 
+_SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _json(lines: list[str]) -> object:
+    try:
+        return json.loads("\n".join(lines))
+    except json.JSONDecodeError as exc:
+        raise ImportRefused(f"not JSON: {exc.msg}", exc.lineno) from None
 
 
 class SessionStore:
@@ -238,9 +262,8 @@ class SessionStore:
 
     def sessions(self) -> list[SessionInfo]:
         """Every session, most recently updated first."""
-        query = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
         with self._database_errors(), self._engine.connect() as conn:
-            return [session_info(row) for row in conn.execute(query)]
+            return [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
 
     def verify(self, session_id: str) -> ChainReport:
         """Recompute the session's hash chain and report the first event that does not hold."""
@@ -255,6 +278,84 @@ class SessionStore:
                 head_seq=head.head_seq,
                 head_hash=head.head_hash,
             )
+
+    # moving sessions
+
+    def export_session(self, session_id: str) -> Iterator[str]:
+        """The session's events as JSONL lines (without newlines): envelopes, hashes and
+        payloads as stored, so `import_session` of them rebuilds it byte for byte."""
+        check_session_id(session_id)
+        query = sa.select(events).where(events.c.session_id == session_id).order_by(events.c.seq)
+        with self._database_errors(), self._engine.connect() as conn:
+            self._session_row(conn, session_id)
+            links = [chain_link(row) for row in conn.execute(query)]
+        return (export_line(session_id, link) for link in links)
+
+    def import_session(
+        self,
+        source: str | Iterable[str],
+        *,
+        format: ImportFormat = "sessionstore",
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+    ) -> Session:
+        """Import a session from text (or its lines); nothing is written unless all of it is
+        good (`ImportRefused` names the line at fault).
+
+        `format="sessionstore"`: a file from `export_session`; its chain is verified and its
+        rows are written as they were, under its own id (the hashes cover it).
+        `"openai"`: a JSON list of Chat Completions messages. `"claude-code"`: a Claude Code
+        transcript (JSONL); its compact boundaries become `ContextCompacted` events. Both make
+        a new session (`session_id`, else a fresh id) with token counts in `encoding`.
+        """
+        lines = source.splitlines() if isinstance(source, str) else list(source)
+        if format == "sessionstore":
+            exported_id, links = read_export(lines)
+            if session_id not in (None, exported_id):
+                raise ImportRefused(
+                    f"an export keeps its session id {exported_id!r}: its hashes cover it"
+                )
+            with self._database_errors():
+                insert_links(self._engine, exported_id, links)
+            return self.session(exported_id)
+        load_encoding(encoding)
+        if format == "openai":
+            found_title, found_model = None, None
+            payloads = openai_events(_json(lines), encoding)
+        elif format == "claude-code":
+            transcript = claude_code_events(lines, encoding)
+            found_title, found_model = transcript.title, transcript.model
+            payloads = transcript.payloads
+        else:
+            raise ImportRefused(f"unknown format {format!r}: sessionstore, openai or claude-code")
+        started = SessionStarted(
+            title=title if title is not None else found_title or "",
+            model=model if model is not None else found_model or "",
+            context_window=context_window,
+            encoding=encoding,
+        )
+        new = session_id or new_id()
+        try:
+            self.append(new, [started, *payloads], expected_version=0)
+        except ConcurrencyError:
+            raise SessionExists(new) from None
+        return self.session(new)
+
+    # figures
+
+    def stats(self) -> StoreStats:
+        """Sessions, events, stored bytes, and the tokens pruning and compaction freed."""
+        with self._database_errors(), self._engine.connect() as conn:
+            return store_stats(conn)
+
+    def summaries(self) -> list[SessionSummary]:
+        """`sessions()` with each one's live tokens, window and compaction count."""
+        with self._database_errors(), self._engine.connect() as conn:
+            infos = [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
+            return session_summaries(conn, infos)
 
     # lifecycle
 

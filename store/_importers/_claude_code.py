@@ -1,0 +1,285 @@
+"""Claude Code transcripts (JSONL, one entry per line) as our payloads: streamed assistant
+responses merged, sidechains and meta lines skipped, compact boundaries as compactions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from events import (
+    ContextCompacted,
+    FilePart,
+    Message,
+    MessageAppended,
+    Part,
+    Payload,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from store._errors import ImportRefused
+from store._importers._common import (
+    Json,
+    at_line,
+    counted,
+    file_from_url,
+    message_tokens,
+    string,
+)
+
+_SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's model name for messages it made itself
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeCodeImport:
+    """A Claude Code transcript's events, with what its `SessionStarted` needs."""
+
+    title: str | None
+    model: str | None
+    payloads: list[Payload]
+
+
+def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
+    """The main conversation of a Claude Code transcript, its compactions included."""
+    reader = _ClaudeCode(encoding)
+    for number, text in enumerate(lines, start=1):
+        if text.strip():
+            with at_line(number):
+                reader.read(_json_object(text, number), number)
+    return reader.finish()
+
+
+def _json_object(text: str, line: int) -> Json:
+    try:
+        entry = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportRefused(f"not JSON: {exc.msg}", line) from None
+    if not isinstance(entry, dict):
+        raise ImportRefused("not a JSON object", line)
+    return entry
+
+
+@dataclass(slots=True)
+class _Turn:
+    """An assistant response still being read: Claude Code writes one line per block."""
+
+    uuid: str
+    api_id: object
+    parts: tuple[Part, ...]
+    usage: Usage | None
+
+
+@dataclass(slots=True)
+class _ClaudeCode:
+    """The reader's state across lines: a response spans lines, a compaction needs the live
+    messages (and their tokens), and a result needs the call it answers."""
+
+    encoding: str
+    payloads: list[Payload] = field(default_factory=list)
+    live: dict[str, int] = field(default_factory=dict)  # live message id -> its tokens
+    tools: dict[str, str] = field(default_factory=dict)  # tool_use id -> tool name
+    seen: set[str] = field(default_factory=set)
+    turn: _Turn | None = None
+    manual: bool = False  # whether the last compact_boundary was a manual /compact
+    title: str | None = None
+    model: str | None = None
+
+    def read(self, entry: Json, line: int) -> None:
+        kind = entry.get("type")
+        if kind == "summary":
+            self.title = string(entry, "summary", "a summary line", line)
+        elif entry.get("isSidechain") is True or entry.get("isMeta") is True:
+            return  # a subagent's traffic, or context Claude Code adds for itself
+        elif kind == "system" and entry.get("subtype") == "compact_boundary":
+            metadata = entry.get("compactMetadata")
+            self.manual = isinstance(metadata, dict) and metadata.get("trigger") == "manual"
+        elif kind in ("user", "assistant"):
+            self._message(entry, str(kind), line)
+
+    def _message(self, entry: Json, kind: str, line: int) -> None:
+        what = "an assistant line" if kind == "assistant" else "a user line"
+        uuid = string(entry, "uuid", what, line)
+        if not uuid:
+            raise ImportRefused(f"{what} has an empty 'uuid'", line)
+        if uuid in self.seen:
+            return  # a copy of a line written already (Claude Code repeats some on resume)
+        self.seen.add(uuid)
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(content, str | list):
+            raise ImportRefused(f"{what} has no message content", line)
+        if not content:
+            return  # an interrupted response can leave a line with no blocks
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if kind == "assistant":
+            self._assistant(uuid, message, blocks, line)
+        elif entry.get("isCompactSummary") is True:
+            self._compaction(uuid, blocks, line)
+        else:
+            self._user(uuid, blocks, line)
+
+    def _assistant(self, uuid: str, message: Json, blocks: list[Any], line: int) -> None:
+        """Lines of one API response (same `message.id`) merge into one message; the last
+        line's usage is the response's."""
+        model = message.get("model")
+        if self.model is None and isinstance(model, str) and model != _SYNTHETIC_MODEL:
+            self.model = model
+        parts = [self._assistant_part(*_block(raw, line), line) for raw in blocks]
+        usage = _usage(message.get("usage"), line)
+        api_id, turn = message.get("id"), self.turn
+        if turn is not None and api_id is not None and turn.api_id == api_id:
+            turn.parts += counted(parts, self.encoding, turn.uuid, len(turn.parts))
+            turn.usage = usage or turn.usage
+            return
+        self._flush()
+        self.turn = _Turn(uuid, api_id, counted(parts, self.encoding, uuid), usage)
+
+    def _assistant_part(self, block: Json, kind: str, line: int) -> Part:
+        if kind == "text":
+            return TextPart(text=string(block, "text", "a text block", line))
+        if kind == "thinking":  # the signature is the provider's, for its own API only
+            return ReasoningPart(text=string(block, "thinking", "a thinking block", line))
+        if kind == "redacted_thinking":
+            return ReasoningPart(text="[redacted thinking]")
+        if kind != "tool_use":
+            return _other(block, kind, line)
+        call_id = string(block, "id", "a tool_use block", line)
+        name = string(block, "name", f"tool_use {call_id!r}", line)
+        if not isinstance(block.get("input"), dict):
+            raise ImportRefused(f"tool_use {call_id!r} has an input that is not an object", line)
+        self.tools[call_id] = name
+        return ToolCallPart.from_input(call_id=call_id, name=name, input=block["input"])
+
+    def _user(self, uuid: str, blocks: list[Any], line: int) -> None:
+        """Tool results become a tool message; text and images (a result's images too, which a
+        tool message cannot hold) a user message right after it."""
+        results: list[Part] = []
+        shown: list[Part] = []
+        for block, kind in (_block(raw, line) for raw in blocks):
+            if kind == "tool_result":
+                result, images = self._result(block, line)
+                results.append(result)
+                shown.extend(images)
+            else:
+                shown.append(_other(block, kind, line))
+        if results:
+            self._emit(Message(id=uuid, role="tool", parts=counted(results, self.encoding, uuid)))
+        if shown:
+            user_id = f"{uuid}.user" if results else uuid
+            parts = counted(shown, self.encoding, user_id)
+            self._emit(Message(id=user_id, role="user", parts=parts))
+
+    def _result(self, block: Json, line: int) -> tuple[ToolResultPart, list[Part]]:
+        call_id = string(block, "tool_use_id", "a tool_result block", line)
+        name = self.tools.get(call_id)  # unknown: kept; the renderers leave orphans out
+        content = block.get("content")
+        if content is None or isinstance(content, str):
+            blocks = [{"type": "text", "text": content or ""}]
+        elif isinstance(content, list):
+            blocks = content
+        else:
+            raise ImportRefused(f"tool_result {call_id!r} has content that is not text", line)
+        parts = [_other(inner, kind, line) for inner, kind in (_block(raw, line) for raw in blocks)]
+        output = "\n".join(p.text for p in parts if isinstance(p, TextPart))
+        images: list[Part] = [p for p in parts if isinstance(p, FilePart)]
+        is_error = block.get("is_error") is True
+        return ToolResultPart(call_id=call_id, name=name, output=output, is_error=is_error), images
+
+    def _compaction(self, uuid: str, blocks: list[Any], line: int) -> None:
+        """Every live message replaced by Claude Code's summary, which becomes the first."""
+        self._flush()
+        text = "\n".join(_text(_block(raw, line)[0], line).text for raw in blocks)
+        parts = counted([TextPart(text=text)], self.encoding, uuid)
+        summary = Message(id=uuid, role="user", parts=parts)
+        compaction = ContextCompacted(
+            summary=summary,
+            first_kept_message_id=uuid,  # not live yet: the fold puts the summary at the end
+            replaced_message_ids=tuple(self.live),
+            tokens_before=sum(self.live.values()),
+            tokens_after=message_tokens(summary),
+            reason="manual" if self.manual else "before_llm_call",
+            summarizer="claude-code",
+        )
+        self.payloads.append(compaction)
+        self.live = {uuid: compaction.tokens_after}
+        self.manual = False
+
+    def _emit(self, message: Message) -> None:
+        self._flush()
+        self.payloads.append(MessageAppended(message=message))
+        self.live[message.id] = message_tokens(message)
+
+    def _flush(self) -> None:
+        turn, self.turn = self.turn, None
+        if turn is not None:
+            message = Message(id=turn.uuid, role="assistant", parts=turn.parts, usage=turn.usage)
+            self._emit(message)
+
+    def finish(self) -> ClaudeCodeImport:
+        self._flush()
+        if not self.payloads:
+            raise ImportRefused("the transcript holds no messages")
+        return ClaudeCodeImport(title=self.title, model=self.model, payloads=self.payloads)
+
+
+def _block(raw: object, line: int) -> tuple[Json, str]:
+    """A content block and its type."""
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if not isinstance(raw, dict) or not isinstance(kind, str):
+        raise ImportRefused("a content block is not an object with a type", line)
+    return raw, kind
+
+
+def _other(block: Json, kind: str, line: int) -> Part:
+    """A text or image block as such; any other kind (a server tool's use or result, a
+    document...) kept as text holding its JSON, so the import never drops what was said."""
+    if kind == "text":
+        return _text(block, line)
+    if kind == "image":
+        try:
+            return _image(block, line)
+        except ImportRefused:
+            pass
+    return TextPart(text=f"[{kind} block] {json.dumps(block, ensure_ascii=False)}")
+
+
+def _text(block: Json, line: int) -> TextPart:
+    kind = block.get("type")
+    if kind != "text":
+        raise ImportRefused(f"a {kind!r} block stands where only text can", line)
+    return TextPart(text=string(block, "text", "a text block", line))
+
+
+def _image(block: Json, line: int) -> FilePart:
+    source = block.get("source")
+    source = source if isinstance(source, dict) else {}
+    if source.get("type") == "base64":
+        media_type = string(source, "media_type", "an image source", line)
+        return FilePart(media_type=media_type, data=string(source, "data", "an image source", line))
+    if source.get("type") == "url":
+        return file_from_url(string(source, "url", "an image source", line))
+    raise ImportRefused("an image block has neither a base64 nor a url source", line)
+
+
+def _usage(raw: object, line: int) -> Usage | None:
+    """Anthropic's usage; its `input_tokens` leaves out the cached prompt, as ours does."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ImportRefused("an assistant line has usage that is not an object", line)
+    counts = {
+        "input": raw.get("input_tokens") or 0,
+        "output": raw.get("output_tokens") or 0,
+        "cache_read": raw.get("cache_read_input_tokens") or 0,
+        "cache_write": raw.get("cache_creation_input_tokens") or 0,
+    }
+    try:
+        return Usage.model_validate(counts, strict=True)
+    except ValidationError:
+        raise ImportRefused("an assistant line has usage that is not token counts", line) from None

@@ -1,0 +1,95 @@
+"""What both importers share: counting parts, refusing bad values at their line, and
+keeping tool calls and their results paired."""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from events import (
+    FilePart,
+    InvalidEvent,
+    Message,
+    Part,
+    canonical_json,
+)
+from store._errors import ImportRefused
+from store._tokens import with_tokens
+
+Json = dict[Any, Any]
+_DATA_URL = re.compile(r"data:([^;,]+);base64,(.*)", re.DOTALL)
+
+
+def counted(
+    parts: Sequence[Part], encoding: str, prefix: str | None, start: int = 0
+) -> tuple[Part, ...]:
+    """Parts with their tokens counted (so the fold never estimates), and numbered
+    `<message id>.<n>` when the message id is stable, so a re-import gives the same ids."""
+    if prefix is not None:
+        parts = [p.model_copy(update={"id": f"{prefix}.{start + n}"}) for n, p in enumerate(parts)]
+    for part in parts:
+        canonical_json(part.model_dump(mode="json"))  # a NUL, say, fails here, not at append
+    return tuple(with_tokens(part, encoding) for part in parts)
+
+
+@contextmanager
+def at_line(line: int | None) -> Iterator[None]:
+    """Values our models or the store refuse (an empty id, a NUL, a NaN) refused at their line."""
+    try:
+        yield
+    except ImportRefused:
+        raise
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(key) for key in error["loc"])
+        raise ImportRefused(f"invalid {exc.title} {where}: {error['msg']}", line) from None
+    except (InvalidEvent, ValueError) as exc:
+        raise ImportRefused(f"not storable: {exc}", line) from None
+
+
+def message_tokens(message: Message) -> int:
+    return sum(part.tokens or 0 for part in message.parts)
+
+
+def string(block: Json, key: str, what: str, line: int) -> str:
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise ImportRefused(f"{what} has no string {key!r}", line)
+    return value
+
+
+def file_from_url(url: str) -> FilePart:
+    """An image by URL; a base64 data URL is kept as inline data."""
+    inline = _DATA_URL.fullmatch(url)
+    if inline is not None:
+        return FilePart(media_type=inline[1], data=inline[2])
+    return FilePart(media_type=mimetypes.guess_type(url)[0] or "image/*", url=url)
+
+
+@dataclass(slots=True)
+class Calls:
+    """Tool calls made so far, by call id: a result must answer one, once, and takes its name."""
+
+    word: str  # what the format calls a call: "tool call" or "tool_use"
+    names: dict[str, str] = field(default_factory=dict)
+    answered: set[str] = field(default_factory=set)
+
+    def made(self, call_id: str, name: str, line: int) -> None:
+        if call_id in self.names:
+            raise ImportRefused(f"{self.word} id {call_id!r} is used twice", line)
+        self.names[call_id] = name
+
+    def answer(self, call_id: str, who: str, line: int) -> str:
+        what = f"{who} answers {self.word} id {call_id!r}"
+        if call_id not in self.names:
+            raise ImportRefused(f"{what} that no earlier assistant message made", line)
+        if call_id in self.answered:
+            raise ImportRefused(f"{what} a second time", line)
+        self.answered.add(call_id)
+        return self.names[call_id]

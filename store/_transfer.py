@@ -1,0 +1,202 @@
+"""Moving sessions in and out of a store.
+
+An export is JSONL: one stored event envelope per line, hashes included, payloads as stored
+(not upcast), so a file is a faithful, verifiable copy. An import reads the whole file,
+checks every line and the hash chain before it writes anything, then inserts the rows as
+they were (same event ids, times and hashes) in one transaction: a round trip is
+byte-identical, and a tampered file is refused with the line at fault and no write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from events import (
+    ChainLink,
+    InvalidEvent,
+    SessionStarted,
+    canonical_json,
+    decode_payload,
+    format_timestamp,
+    verify_chain,
+)
+from store._append import check_session_id, head_seq
+from store._engine import WRITE, EncodedJson
+from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
+from store._rows import as_utc
+from store._schema import events, sessions
+
+_FIELDS = {
+    "session_id": str,
+    "seq": int,
+    "event_id": str,
+    "type": str,
+    "schema_version": int,
+    "recorded_at": str,
+    "prev_hash": str,
+    "hash": str,
+    "payload": dict,
+}
+_INSERT_CHUNK = 500
+
+
+def export_line(session_id: str, link: ChainLink) -> str:
+    """One line of an export (without its newline). Keys are sorted, as PostgreSQL's JSONB
+    does not keep their order: the same session exports the same bytes from any backend."""
+    envelope = {
+        "session_id": session_id,
+        "seq": link.seq,
+        "event_id": link.event_id,
+        "type": link.type,
+        "schema_version": link.schema_version,
+        "recorded_at": format_timestamp(link.recorded_at),
+        "prev_hash": link.prev_hash,
+        "hash": link.hash,
+        "payload": link.payload,
+    }
+    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
+    """The session id and its links, every line checked and the chain verified;
+    `ImportRefused` naming the first bad line otherwise."""
+    session_id: str | None = None
+    links: list[ChainLink] = []
+    line_of_seq: dict[int, int] = {}
+    number = 0
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        envelope = _envelope(text, number)
+        if session_id is None:
+            session_id = _session_id(envelope["session_id"], number)
+        elif envelope["session_id"] != session_id:
+            raise ImportRefused(
+                f"holds session {envelope['session_id']!r}, but the file began with "
+                f"{session_id!r}; an export holds one session",
+                number,
+            )
+        links.append(_link(envelope, number))
+        line_of_seq.setdefault(envelope["seq"], number)
+    if session_id is None:
+        raise ImportRefused("the file holds no events")
+    if links[0].type != "SessionStarted":
+        raise ImportRefused(
+            f"the first event is {links[0].type}, not SessionStarted", line_of_seq[links[0].seq]
+        )
+    report = verify_chain(session_id, links)
+    if not report.ok:
+        assert report.first_broken_seq is not None
+        line = line_of_seq.get(report.first_broken_seq, number)
+        raise ImportRefused(
+            f"the hash chain is broken at seq {report.first_broken_seq}: {report.reason}", line
+        )
+    return session_id, links
+
+
+def insert_links(engine: Engine, session_id: str, links: list[ChainLink]) -> None:
+    """Write a verified session as it was, in one transaction. `SessionExists` when the id is
+    taken; `ImportRefused` when it is a fork whose parent this store does not hold."""
+    started = decode_payload("SessionStarted", links[0].schema_version, links[0].payload)
+    assert isinstance(started, SessionStarted)
+    with engine.connect().execution_options(**{WRITE: True}) as conn, conn.begin():
+        taken = conn.execute(sa.select(sessions.c.id).where(sessions.c.id == session_id)).first()
+        if taken is not None:
+            raise SessionExists(session_id)
+        _check_parent(conn, started)
+        conn.execute(
+            sessions.insert().values(
+                id=session_id,
+                title=started.title,
+                head_seq=links[-1].seq,
+                head_hash=links[-1].hash,
+                parent_id=started.parent_session_id,
+                parent_seq=started.parent_seq,
+                created_at=links[0].recorded_at,
+                updated_at=links[-1].recorded_at,
+            )
+        )
+        rows = [_row(session_id, link) for link in links]
+        for start in range(0, len(rows), _INSERT_CHUNK):
+            conn.execute(events.insert(), rows[start : start + _INSERT_CHUNK])
+
+
+def _check_parent(conn: sa.Connection, started: SessionStarted) -> None:
+    parent = started.parent_session_id
+    if parent is None:
+        return
+    try:
+        parent_head = head_seq(conn, parent)
+    except UnknownSession:
+        parent_head = 0
+    if parent_head < (started.parent_seq or 0):
+        raise ImportRefused(
+            f"the session is a fork of {parent!r} at seq {started.parent_seq}, which this store "
+            "does not hold: import that session first",
+            1,
+        )
+
+
+def _row(session_id: str, link: ChainLink) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "seq": link.seq,
+        "event_id": link.event_id,
+        "type": link.type,
+        "schema_version": link.schema_version,
+        "payload": EncodedJson(canonical_json(link.payload).decode("utf-8")),
+        "recorded_at": link.recorded_at,
+        "prev_hash": link.prev_hash,
+        "hash": link.hash,
+    }
+
+
+def _envelope(text: str, number: int) -> dict[str, Any]:
+    try:
+        envelope = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportRefused(f"not JSON: {exc.msg}", number) from None
+    if not isinstance(envelope, dict):
+        raise ImportRefused("not an event envelope (a JSON object)", number)
+    for name, kind in _FIELDS.items():
+        value = envelope.get(name)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ImportRefused(f"field {name!r} is missing or not a {kind.__name__}", number)
+    return envelope
+
+
+def _session_id(value: str, number: int) -> str:
+    try:
+        return check_session_id(value)
+    except InvalidSessionId as exc:
+        raise ImportRefused(str(exc), number) from None
+
+
+def _link(envelope: Mapping[str, Any], number: int) -> ChainLink:
+    try:
+        recorded_at = as_utc(datetime.fromisoformat(envelope["recorded_at"]))
+    except ValueError:
+        raise ImportRefused(
+            f"recorded_at {envelope['recorded_at']!r} is not a time", number
+        ) from None
+    try:
+        decode_payload(envelope["type"], envelope["schema_version"], envelope["payload"])
+        canonical_json(envelope["payload"])
+    except InvalidEvent as exc:  # unknown types, newer schema versions, wrong shapes
+        raise ImportRefused(str(exc), number) from None
+    return ChainLink(
+        seq=envelope["seq"],
+        event_id=envelope["event_id"],
+        type=envelope["type"],
+        schema_version=envelope["schema_version"],
+        recorded_at=recorded_at,
+        prev_hash=envelope["prev_hash"],
+        hash=envelope["hash"],
+        payload=envelope["payload"],
+    )

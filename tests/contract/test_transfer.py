@@ -1,0 +1,118 @@
+"""Export and import on every backend, and across them: a round trip is byte-identical, and a
+file that is malformed or tampered with is refused with its line and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from events import RecordedEvent
+from store import ImportRefused, Session, SessionExists, SessionStore, ToolCall
+from tests.conftest import Backend, fresh_database
+
+
+def agent_session(store: SessionStore) -> Session:
+    s = store.create_session(model="gpt-4o", context_window=8_000, title="round trip ✓")
+    s.append_system("be brief")
+    for turn in range(3):
+        s.append_user(f"turn {turn}: read the file — ünïcode")
+        s.append_assistant(tool_calls=[ToolCall(id=f"c{turn}", name="read", input={"n": turn})])
+        s.append_tool_result(f"c{turn}", output="line\n" * 3000)  # truncated on append
+    s.prune()
+    s.compact(keep_turns=1, keep_tokens=0)
+    return s
+
+
+def envelope(event: RecordedEvent) -> tuple[object, ...]:
+    return (event.seq, event.event_id, event.type, event.recorded_at, event.prev_hash, event.hash)
+
+
+def test_export_then_import_gives_the_same_events_and_hashes(
+    backend: Backend, tmp_path: Path
+) -> None:
+    with SessionStore(backend.url) as source:
+        s = agent_session(source)
+        lines = list(source.export_session(s.id))
+        original = source.read(s.id)
+        context = s.context()
+    assert len(lines) == len(original) == s.version
+    assert json.loads(lines[0])["hash"] == original[0].hash
+    for target_backend in ("sqlite", "postgresql"):
+        with (
+            fresh_database(target_backend, tmp_path) as target_db,
+            SessionStore(target_db.url) as target,
+        ):
+            imported = target.import_session("\n".join(lines) + "\n")
+            assert imported.id == s.id
+            assert [envelope(e) for e in target.read(s.id)] == [envelope(e) for e in original]
+            assert [e.payload for e in target.read(s.id)] == [e.payload for e in original]
+            assert target.verify(s.id).ok
+            assert imported.context() == context
+            assert list(target.export_session(s.id)) == lines  # byte-identical both ways
+
+
+def test_a_tampered_export_is_refused_with_its_line_and_nothing_written(
+    backend: Backend, tmp_path: Path
+) -> None:
+    with fresh_database("sqlite", tmp_path) as source_db, SessionStore(source_db.url) as source:
+        lines = list(source.export_session(agent_session(source).id))
+    event = json.loads(lines[2])
+    assert event["type"] == "MessageAppended"
+    event["payload"]["message"]["parts"][0]["text"] = "turn 0: delete the repo"
+    tampered = [*lines[:2], json.dumps(event), *lines[3:]]
+    with SessionStore(backend.url) as target:
+        target.create_session(title="already here")
+        before = backend.table_rows()
+        with pytest.raises(ImportRefused) as refused:
+            target.import_session(tampered)
+        assert refused.value.line == 3
+        assert str(refused.value) == (
+            "line 3: the hash chain is broken at seq 3: "
+            "stored hash does not match the event's content"
+        )
+        assert backend.table_rows() == before
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "line 2: not JSON: Expecting property name enclosed in double quotes"),
+        ("[1, 2]", "line 2: not an event envelope (a JSON object)"),
+        ('{"session_id": "x"}', "line 2: field 'seq' is missing or not a int"),
+    ],
+)
+def test_a_malformed_line_is_refused(store: SessionStore, line: str, message: str) -> None:
+    lines = list(store.export_session(agent_session(store).id))
+    with pytest.raises(ImportRefused, match=f"^{re.escape(message)}$"):
+        SessionStore("sqlite:///:memory:").import_session([lines[0], line, *lines[1:]])
+
+
+def test_an_unknown_event_type_is_refused_by_line(store: SessionStore) -> None:
+    lines = list(store.export_session(agent_session(store).id))
+    event = json.loads(lines[2])
+    event["type"] = "MessageShredded"
+    with pytest.raises(ImportRefused, match=r"^line 3: unknown event type 'MessageShredded'"):
+        SessionStore("sqlite:///:memory:").import_session([*lines[:2], json.dumps(event)])
+
+
+def test_importing_a_session_twice_is_refused(store: SessionStore) -> None:
+    s = agent_session(store)
+    lines = list(store.export_session(s.id))
+    with pytest.raises(SessionExists, match=f"session '{s.id}' is in this store already"):
+        store.import_session(lines)
+    assert store.verify(s.id).ok
+
+
+def test_a_fork_needs_its_parent_first(store: SessionStore, tmp_path: Path) -> None:
+    parent = agent_session(store)
+    fork = store.fork(parent.id, at=5)
+    fork.append_user("a different path")
+    with fresh_database("sqlite", tmp_path) as target_db, SessionStore(target_db.url) as target:
+        with pytest.raises(ImportRefused, match=f"fork of '{parent.id}' at seq 5"):
+            target.import_session(store.export_session(fork.id))
+        target.import_session(store.export_session(parent.id))
+        imported = target.import_session(store.export_session(fork.id))
+        assert imported.context() == fork.context()
