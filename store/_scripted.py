@@ -1,4 +1,4 @@
-"""A synthetic coding-agent session: turns of reads, greps, edits and test runs with realistic
+"""A scripted coding agent: turns of reads, greps, edits and test runs with realistic
 output sizes, and a driver that plays it through a `Session` the way an agent loop does.
 
 Deterministic for a given seed, so tests can assert on it and benchmarks can repeat it.
@@ -11,7 +11,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from store import ContextCheck, Session, ToolCall, Usage
+from events import Usage
+from store._session import ContextCheck, Session, ToolCall
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,13 @@ def _test_run(rng: random.Random, failing: int, size: int) -> str:
 
 
 def coding_session(turns: int = 300, seed: int = 7) -> Iterator[Turn]:
-    """`turns` user requests, each answered by 2 to 5 replies of 1 or 2 tool calls."""
+    """`turns` user requests, each answered by 2 to 5 replies of 1 or 2 tool calls; every 50th
+    turn's first test run prints a 400 KB log."""
     rng = random.Random(seed)
     for n in range(turns):
         module = f"src/m{rng.randrange(60)}.py"
         replies: list[tuple[Step, ...]] = []
+        huge = False
         for _ in range(rng.randrange(2, 6)):
             calls = []
             for _ in range(rng.choice((1, 1, 2))):
@@ -90,8 +93,9 @@ def coding_session(turns: int = 300, seed: int = 7) -> Iterator[Turn]:
                     calls.append(Step("edit", {"path": module}, output, is_error=failed))
                 else:
                     size = rng.choice((1_500, 4_000, 15_000, 30_000))
-                    if n % 50 == 49:
-                        size = 400_000  # the one huge output: a whole log, truncated on append
+                    if n % 50 == 49 and not huge:
+                        size = 400_000  # one huge output: a whole log, truncated on append
+                        huge = True
                     output = _test_run(rng, rng.randrange(0, 4), size)
                     calls.append(Step("bash", {"command": "pytest -q"}, output))
             replies.append(tuple(calls))

@@ -1,9 +1,10 @@
-"""The `sessionstore` command through its real entry point, on a temporary SQLite file."""
+"""The installed `sessionstore` command, in its own process, on temporary SQLite files."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,12 @@ import pytest
 from store import SessionStore
 from tests.builders import conversation
 
+SCRIPT = Path(sys.executable).with_name("sessionstore")  # the console script pip installed
+
 
 def sessionstore(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "store._cli", *args],
+        [str(SCRIPT), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -87,3 +90,33 @@ def test_db_upgrade_then_current_on_the_default_file(tmp_path: Path) -> None:
     assert upgraded.returncode == 0, upgraded.stderr
     assert current.stdout == "database at 0001; this version's head is 0001\n"
     assert (tmp_path / "sessions.db").exists()
+
+
+def found(pattern: str, text: str) -> str:
+    match = re.search(pattern, text)
+    assert match is not None, f"{pattern!r} not in the output"
+    return match.group(1)
+
+
+def test_demo_runs_the_main_job_and_leaves_a_session_whose_chain_verifies(tmp_path: Path) -> None:
+    demo = sessionstore("demo", cwd=tmp_path)  # on the default file, sessions.db, here
+    assert demo.returncode == 0, demo.stderr
+    assert "\x1b[" not in demo.stdout  # colour only on a terminal
+    out = demo.stdout
+    session_id = found(r"into session (\S+),", out)
+    events = int(found(r"Hash chain: ([\d,]+) events verified, intact.", out).replace(",", ""))
+    assert int(found(r"Pruned old tool outputs (\d+) times", out)) >= 1
+    assert int(found(r"Compacted the conversation (\d+) times", out)) >= 1
+    assert "Truncated on append: bash output of " in out
+    assert "restored: " in out and "identical to the original output." in out
+    assert f"  sessionstore show {session_id}" in out
+    verify = sessionstore("verify", "--all", cwd=tmp_path)
+    assert verify.stdout == f"{session_id}: ok ({events} events)\n"
+
+
+def test_debug_shows_the_traceback(db: str, tmp_path: Path) -> None:
+    quiet = sessionstore("--db", db, "show", "nope", cwd=tmp_path)
+    loud = sessionstore("--db", db, "--debug", "show", "nope", cwd=tmp_path)
+    assert quiet.stderr == "sessionstore: error: no session 'nope' in this store\n"
+    assert loud.returncode == 1 and "Traceback" in loud.stderr
+    assert loud.stderr.rstrip().endswith("UnknownSession: no session 'nope' in this store")

@@ -1,0 +1,5 @@
+import sys
+
+from store._cli import main
+
+sys.exit(main())

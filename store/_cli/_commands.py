@@ -1,0 +1,452 @@
+"""The `sessionstore` commands: parse, call the API, hand the result to a view."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import click
+import sqlalchemy as sa
+from rich.console import Console, RenderableType
+from rich.progress import Progress
+
+from projections import diff_contexts
+from store._cli import _views as views
+from store._demo import run_demo
+from store._engine import make_engine, resolve_url
+from store._errors import DatabaseUnavailable
+from store._migrate import current_revision, head_revision, upgrade
+from store._store import SessionStore
+
+
+class Cli:
+    """What every command shares: the database URL, and one store opened on first use."""
+
+    def __init__(self, db: str | None) -> None:
+        self.url = resolve_url(db)
+        self._store: SessionStore | None = None
+        self.out = Console(
+            highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 200
+        )
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is None:
+            self._store = SessionStore(self.url)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def show(self, renderable: RenderableType) -> None:
+        """Print through Rich; off a terminal, without the padding Rich leaves at line ends."""
+        if self.out.is_terminal:
+            self.out.print(renderable)
+            return
+        with self.out.capture() as captured:
+            self.out.print(renderable)
+        click.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
+
+    def json(self, data: Any) -> None:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+pass_cli = click.make_pass_decorator(Cli)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    metavar="URL",
+    help="Database URL (default: $SESSIONSTORE_URL, else sqlite:///sessions.db).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.version_option(version("sessionstore"), prog_name="sessionstore")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
+    """An append-only, event-sourced store for LLM agent sessions."""
+    ctx.obj = Cli(db)
+    ctx.call_on_close(ctx.obj.close)
+
+
+# the main job
+
+
+@cli.command()
+@click.option("--turns", default=60, show_default=True, help="Turns of the scripted agent.")
+@pass_cli
+def demo(app: Cli, turns: int) -> int:
+    """Watch the store do its job: a scripted coding agent (no network) whose session is
+    truncated, pruned and compacted, then replayed, restored and verified."""
+    result = run_demo(app.store, click.echo, turns=turns)
+    db = "" if app.url == resolve_url(None) else f" --db {app.url}"
+    sid = result.session_id
+    click.echo("\nTry next, on the session the demo made:")
+    for command in (
+        f"show {sid}",
+        f"timeline {sid}",
+        f"context {sid} --at {result.replayed_at or 1} --format openai",
+        f"diff {sid} --from {result.replayed_at or 1} --to {result.events}",
+        f"context {sid} --restore-pruned",
+        f"export {sid} -o demo.jsonl",
+        "verify --all",
+        "stats",
+    ):
+        click.echo(f"  sessionstore{db} {command}")
+    return 0 if result.chain_ok else 1
+
+
+# looking at sessions
+
+
+@cli.command("ls")
+@json_option
+@pass_cli
+def list_sessions(app: Cli, as_json: bool) -> None:
+    """List sessions, most recently updated first."""
+    summaries = app.store.summaries()
+    if as_json:
+        app.json([views.session_json(s) for s in summaries])
+    elif not summaries:
+        click.echo("no sessions yet; `sessionstore demo` makes one")
+    else:
+        app.show(views.sessions_table(summaries))
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@json_option
+@pass_cli
+def show(app: Cli, session_id: str, as_json: bool) -> None:
+    """The session's header and its live context."""
+    session = app.store.session(session_id)
+    context = session.context()
+    compactions = sum(1 for row in session.timeline() if row.type == "ContextCompacted")
+    if as_json:
+        app.json(
+            {
+                "id": session.id,
+                "title": session.header.title,
+                "model": context.model,
+                "seq": context.seq,
+                "context_window": context.context_window,
+                "tokens": context.tokens,
+                "compactions": compactions,
+                "messages": [m.model_dump(mode="json") for m in context.messages],
+            }
+        )
+        return
+    app.show(views.context_header(context, session.header.title, compactions))
+    click.echo()
+    app.show(views.context_view(context))
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@json_option
+@pass_cli
+def timeline(app: Cli, session_id: str, as_json: bool) -> None:
+    """Every event of the session: what it did to the live context, and its size after."""
+    rows = app.store.session(session_id).timeline()
+    if as_json:
+        app.json([views.timeline_json(row) for row in rows])
+    else:
+        app.show(views.timeline_table(rows))
+
+
+def replay_point(value: str | None) -> int | datetime | None:
+    """`--at`: a seq, or an ISO time (UTC when it names no zone)."""
+    if value is None:
+        return None
+    if value.isdigit():
+        return int(value)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither a seq nor an ISO time") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.option("--at", metavar="SEQ|TIME", help="Replay to this event, or to this ISO time.")
+@click.option("--restore-pruned", is_flag=True, help="Show original outputs instead.")
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["text", "openai", "anthropic", "json"]),
+    default="text",
+    show_default=True,
+)
+@pass_cli
+def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, form: str) -> None:
+    """The live context now, or as it was at a point, in a model API's shape."""
+    live = app.store.session(session_id).context(at=replay_point(at), restore_pruned=restore_pruned)
+    if form == "openai":
+        app.json(live.to_openai())
+    elif form == "anthropic":
+        app.json(live.to_anthropic())
+    elif form == "json":
+        app.json(live.to_dicts())
+    else:
+        click.echo(views.context_text(live))
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.option("--from", "start", required=True, metavar="SEQ", help="The earlier point.")
+@click.option("--to", "end", metavar="SEQ", help="The later point (default: now).")
+@json_option
+@pass_cli
+def diff(app: Cli, session_id: str, start: str, end: str | None, as_json: bool) -> None:
+    """What entered and left the live context between two points."""
+    session = app.store.session(session_id)
+    before = session.context(at=replay_point(start))
+    after = session.context(at=replay_point(end))
+    changes = diff_contexts(before, after)
+    if as_json:
+        app.json(views.diff_json(changes))
+    else:
+        app.show(views.diff_text(changes))
+
+
+# changing the live context (by appending events)
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.option("--dry-run", is_flag=True, help="Show what would be pruned; append nothing.")
+@json_option
+@pass_cli
+def prune(app: Cli, session_id: str, dry_run: bool, as_json: bool) -> None:
+    """Replace old tool outputs by placeholders (restorable), when it frees enough."""
+    session = app.store.session(session_id)
+    version_before = session.version
+    plan = session.prune(dry_run=dry_run)
+    appended = session.version != version_before
+    if as_json:
+        app.json(
+            {
+                "pruned": appended,
+                "part_ids": list(plan.part_ids) if plan else [],
+                "tokens_freed": plan.tokens_freed if plan else 0,
+                "minimum": plan.minimum if plan else session.config.minimum_prune,
+            }
+        )
+    elif plan is None:
+        click.echo("nothing to prune: no unpruned tool output is old enough")
+    elif appended:
+        click.echo(f"pruned {len(plan.part_ids)} outputs, freed {plan.tokens_freed:,} tokens")
+    else:
+        verb = "would prune" if dry_run and plan.worth_it else "not worth pruning"
+        click.echo(
+            f"{verb}: {len(plan.part_ids)} outputs, {plan.tokens_freed:,} tokens "
+            f"(minimum {plan.minimum:,})"
+        )
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.option("--keep-turns", type=int, help="User turns to keep (default: the session's).")
+@click.option("--keep-tokens", type=int, help="Tokens to keep at least (default: the session's).")
+@json_option
+@pass_cli
+def compact(
+    app: Cli, session_id: str, keep_turns: int | None, keep_tokens: int | None, as_json: bool
+) -> None:
+    """Summarize the head of the conversation (offline, extractive), keeping the last turns."""
+    session = app.store.session(session_id)
+    event = session.compact(keep_turns=keep_turns, keep_tokens=keep_tokens)
+    payload = event.payload
+    replaced = len(payload.replaced_message_ids)  # type: ignore[attr-defined]
+    before, after = payload.tokens_before, payload.tokens_after  # type: ignore[attr-defined]
+    if as_json:
+        app.json({"seq": event.seq, "replaced": replaced, "tokens_before": before,
+                  "tokens_after": after})  # fmt: skip
+    else:
+        click.echo(
+            f"compacted {replaced} messages into a summary at seq {event.seq}: "
+            f"{before:,} -> {after:,} tokens"
+        )
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.argument("part_ids", nargs=-1, metavar="[PART]...")
+@pass_cli
+def restore(app: Cli, session_id: str, part_ids: tuple[str, ...]) -> None:
+    """Bring back original outputs of pruned or truncated parts (every pruned one by default)."""
+    event = app.store.session(session_id).restore(part_ids or None)
+    if event is None:
+        click.echo("nothing to restore: every output named shows its original already")
+    else:
+        count = len(event.payload.part_ids)  # type: ignore[attr-defined]
+        click.echo(f"restored {count} outputs at seq {event.seq}")
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.option("--at", type=int, metavar="SEQ", help="Fork after this event (default: the head).")
+@click.option("--title", help="The fork's title (default: the parent's).")
+@pass_cli
+def fork(app: Cli, session_id: str, at: int | None, title: str | None) -> None:
+    """A new session that shares this one's history up to a point."""
+    forked = app.store.fork(session_id, at=at, title=title)
+    click.echo(forked.id)
+
+
+# integrity and figures
+
+
+@cli.command()
+@click.argument("session_id", metavar="[ID]", required=False)
+@click.option("--all", "every", is_flag=True, help="Verify every session.")
+@json_option
+@pass_cli
+def verify(app: Cli, session_id: str | None, every: bool, as_json: bool) -> int:
+    """Recompute hash chains; exit 1 when one is broken."""
+    if (session_id is None) == (not every):
+        raise click.UsageError("name one session ID, or --all")
+    ids = [s.id for s in app.store.sessions()] if every else [session_id or ""]
+    reports = []
+    with Progress(transient=True, disable=not sys.stderr.isatty() or len(ids) < 2) as progress:
+        task = progress.add_task("verifying", total=len(ids))
+        for sid in ids:
+            reports.append(app.store.verify(sid))
+            progress.advance(task)
+    if as_json:
+        app.json([views.chain_json(r) for r in reports])
+    else:
+        for report in reports:
+            click.echo(views.chain_line(report))
+    return 0 if all(r.ok for r in reports) else 1
+
+
+@cli.command()
+@json_option
+@pass_cli
+def stats(app: Cli, as_json: bool) -> None:
+    """Sessions, events, bytes, and the tokens pruning and compaction saved."""
+    figures = app.store.stats()
+    if as_json:
+        app.json(views.stats_json(figures))
+    else:
+        click.echo(views.stats_text(figures))
+
+
+# moving sessions
+
+
+@cli.command("export")
+@click.argument("session_id", metavar="ID")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File.")
+@pass_cli
+def export_session(app: Cli, session_id: str, output: Path | None) -> None:
+    """Write the session's events as JSONL (one envelope per line, hashes included)."""
+    lines = app.store.export_session(session_id)
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        return
+    with output.open("w", encoding="utf-8", newline="\n") as file:
+        count = 0
+        for line in lines:
+            file.write(line + "\n")
+            count += 1
+    click.echo(f"wrote {count} events of {session_id} to {output}", err=True)
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["sessionstore", "openai", "claude-code"]),
+    default="sessionstore",
+    show_default=True,
+)
+@click.option("--id", "session_id", help="Id for the new session (not for sessionstore files).")
+@click.option("--title", help="Title for the new session.")
+@click.option("--window", type=int, help="Context window of the new session, in tokens.")
+@json_option
+@pass_cli
+def import_session(
+    app: Cli,
+    file: Path,
+    form: str,
+    session_id: str | None,
+    title: str | None,
+    window: int | None,
+    as_json: bool,
+) -> None:
+    """Read a session from FILE (- for stdin); nothing is written unless all of it is good."""
+    text = sys.stdin.read() if str(file) == "-" else _read_text(file)
+    session = app.store.import_session(
+        text,
+        format=form,  # type: ignore[arg-type]
+        session_id=session_id,
+        title=title,
+        context_window=window,
+    )
+    live = session.context()
+    if as_json:
+        app.json({"id": session.id, "events": session.version, "tokens": live.tokens})
+    else:
+        click.echo(
+            f"imported {session.id}: {session.version} events, "
+            f"{len(live.messages)} live messages, {live.tokens:,} tokens"
+        )
+
+
+def _read_text(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{file} is not UTF-8 text: {exc.reason}") from None
+    except FileNotFoundError:
+        raise click.ClickException(f"no file {file}") from None
+
+
+# the schema
+
+
+@cli.group()
+def db() -> None:
+    """Schema migrations (Alembic)."""
+
+
+@db.command("upgrade")
+@pass_cli
+def db_upgrade(app: Cli) -> None:
+    """Migrate the database to this version's schema."""
+    _revision(app, migrate=True)
+
+
+@db.command("current")
+@pass_cli
+def db_current(app: Cli) -> None:
+    """Show the database's schema revision."""
+    _revision(app, migrate=False)
+
+
+def _revision(app: Cli, *, migrate: bool) -> None:
+    engine = make_engine(app.url)
+    try:
+        if migrate:
+            upgrade(engine)
+        with engine.connect() as conn:
+            current = current_revision(conn)
+    except sa.exc.OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise DatabaseUnavailable(f"{app.url}: {reason}") from None
+    finally:
+        engine.dispose()
+    click.echo(
+        f"database at {current or 'nothing (empty)'}; this version's head is {head_revision()}"
+    )

