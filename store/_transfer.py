@@ -29,6 +29,7 @@ from events import (
 from store._append import check_session_id, head_seq
 from store._engine import WRITE, EncodedJson
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
+from store._importers import json_object
 from store._rows import as_utc
 from store._schema import events, sessions
 
@@ -158,12 +159,7 @@ def _row(session_id: str, link: ChainLink) -> dict[str, Any]:
 
 
 def _envelope(text: str, number: int) -> dict[str, Any]:
-    try:
-        envelope = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportRefused(f"not JSON: {exc.msg}", number) from None
-    if not isinstance(envelope, dict):
-        raise ImportRefused("not an event envelope (a JSON object)", number)
+    envelope = json_object(text, number, "an event envelope (a JSON object)")
     for name, kind in _FIELDS.items():
         value = envelope.get(name)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

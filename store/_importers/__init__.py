@@ -7,6 +7,7 @@ a transcript records what the model was shown, so nothing is truncated on import
 """
 
 from store._importers._claude_code import ClaudeCodeImport, claude_code_events
+from store._importers._common import json_object
 from store._importers._openai import openai_events
 
-__all__ = ["ClaudeCodeImport", "claude_code_events", "openai_events"]
+__all__ = ["ClaudeCodeImport", "claude_code_events", "json_object", "openai_events"]

@@ -29,6 +29,7 @@ from store._importers._common import (
     at_line,
     counted,
     file_from_url,
+    json_object,
     message_tokens,
     string,
 )
@@ -51,18 +52,8 @@ def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
     for number, text in enumerate(lines, start=1):
         if text.strip():
             with at_line(number):
-                reader.read(_json_object(text, number), number)
+                reader.read(json_object(text, number), number)
     return reader.finish()
-
-
-def _json_object(text: str, line: int) -> Json:
-    try:
-        entry = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportRefused(f"not JSON: {exc.msg}", line) from None
-    if not isinstance(entry, dict):
-        raise ImportRefused("not a JSON object", line)
-    return entry
 
 
 @dataclass(slots=True)

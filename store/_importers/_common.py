@@ -3,6 +3,7 @@ keeping tool calls and their results paired."""
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import re
 from collections.abc import Iterator, Sequence
@@ -51,6 +52,17 @@ def at_line(line: int | None) -> Iterator[None]:
         raise ImportRefused(f"invalid {exc.title} {where}: {error['msg']}", line) from None
     except (InvalidEvent, ValueError) as exc:
         raise ImportRefused(f"not storable: {exc}", line) from None
+
+
+def json_object(text: str, line: int, what: str = "a JSON object") -> Json:
+    """One JSONL line as an object; `ImportRefused` at its line otherwise."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportRefused(f"not JSON: {exc.msg}", line) from None
+    if not isinstance(value, dict):
+        raise ImportRefused(f"not {what}", line)
+    return value
 
 
 def message_tokens(message: Message) -> int:
