@@ -74,13 +74,12 @@ def store_stats(conn: sa.Connection) -> StoreStats:
 
 def session_summaries(conn: sa.Connection, infos: list[SessionInfo]) -> list[SessionSummary]:
     """Each session's live size comes from its newest snapshot plus the events after it."""
-    counts: dict[str, int] = dict(
-        conn.execute(
-            sa.select(events.c.session_id, sa.func.count())
-            .where(events.c.type == "ContextCompacted")
-            .group_by(events.c.session_id)
-        ).all()
+    query = sa.select(events.c.session_id, sa.func.count()).where(
+        events.c.type == "ContextCompacted"
     )
+    if len(infos) == 1:
+        query = query.where(events.c.session_id == infos[0].id)
+    counts: dict[str, int] = dict(conn.execute(query.group_by(events.c.session_id)).all())
     summaries = []
     for info in infos:
         fold = load_fold(conn, info.id, info.version).fold

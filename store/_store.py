@@ -351,10 +351,13 @@ class SessionStore:
         with self._database_errors(), self._engine.connect() as conn:
             return store_stats(conn)
 
-    def summaries(self) -> list[SessionSummary]:
-        """`sessions()` with each one's live tokens, window and compaction count."""
+    def summaries(self, session_id: str | None = None) -> list[SessionSummary]:
+        """`sessions()` (or just `session_id`) with live tokens, window and compaction count."""
         with self._database_errors(), self._engine.connect() as conn:
-            infos = [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
+            if session_id is not None:
+                infos = [session_info(self._session_row(conn, check_session_id(session_id)))]
+            else:
+                infos = [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
             return session_summaries(conn, infos)
 
     # lifecycle

@@ -127,7 +127,8 @@ def show(app: Cli, session_id: str, as_json: bool) -> None:
     """The session's header and its live context."""
     session = app.store.session(session_id)
     context = session.context()
-    compactions = sum(1 for row in session.timeline() if row.type == "ContextCompacted")
+    [summary] = app.store.summaries(session_id)
+    compactions = summary.compactions
     if as_json:
         app.json(
             {
