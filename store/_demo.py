@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from events import ContextCompacted, OutputsPruned, ToolResultPart
-from projections import LiveToolResult, diff_contexts
+from projections import LiveMessage, LiveToolResult, diff_contexts
 from store._scripted import coding_session, drive
 from store._session import Session
 from store._store import SessionStore
@@ -68,8 +68,8 @@ def run_demo(store: SessionStore, say: Callable[[str], None], *, turns: int = 60
             f"shown as {len(part.truncation.shown.encode()):,} (part {part.id})."
         )
     freed = sum(e.payload.tokens_freed for e in prunes)  # type: ignore[attr-defined]
-    say(f"Pruned old tool outputs {len(prunes)} times, {freed:,} tokens in all.")
-    say(f"Compacted the conversation {len(compactions)} times.")
+    say(f"Pruned old tool outputs {_times(len(prunes))}, {freed:,} tokens in all.")
+    say(f"Compacted the conversation {_times(len(compactions))}.")
 
     say("")
     say("Timeline of what changed the context (`timeline` shows every event):")
@@ -114,12 +114,28 @@ def _replay(s: Session, seq: int | None, say: Callable[[str], None]) -> int | No
         f"  {len(diff.left)} messages left the context, {len(diff.entered)} entered "
         f"({len(summaries)} of them summaries); {len(diff.changed)} outputs changed status."
     )
+    for message in diff.left[:3]:
+        say(f"  - {message.role} {message.id}: {_gist(message)}")
+    say(f"  - ... and {len(diff.left) - 3} more" if len(diff.left) > 3 else "")
+    for message in summaries[:1]:
+        say(f"  + summary {message.id} ({message.tokens:,} tokens): {_gist(message)}")
     return seq
 
 
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _gist(message: LiveMessage) -> str:
+    """The first words of a message, on one line."""
+    part = message.parts[0]
+    text = " ".join(str(getattr(part, "text", None) or getattr(part, "output", "")).split())
+    return text if len(text) <= 70 else text[:69] + "…"
+
+
 def _restore(store: SessionStore, s: Session, say: Callable[[str], None]) -> str | None:
-    """Restore the smallest pruned output still in the context (a pruned truncated one would
-    bring its whole original back, far more than the model was ever shown)."""
+    """Restore the largest pruned output still in the context that was not truncated (a
+    truncated one would bring back its whole original, far more than the model was shown)."""
     originals = {
         part.id: part.output
         for event in store.read(s.id)
@@ -135,8 +151,9 @@ def _restore(store: SessionStore, s: Session, say: Callable[[str], None]) -> str
     ]
     if not pruned:
         return None
-    part = min(pruned, key=lambda p: len(originals[p.id]))
-    s.restore([part.id])
+    part = max(pruned, key=lambda p: len(originals[p.id]))
+    event = s.restore([part.id])
+    assert event is not None
     restored = s.context().message(_owner(s, part.id)).parts[0]
     assert isinstance(restored, LiveToolResult)
     same = "identical to" if restored.output == originals[part.id] else "DIFFERENT from"
@@ -144,8 +161,8 @@ def _restore(store: SessionStore, s: Session, say: Callable[[str], None]) -> str
     say(f"Restore: part {part.id} was shown to the model as")
     say(f"  {part.output}")
     say(
-        f"  restored: {len(restored.output.encode()):,} bytes, {restored.tokens:,} tokens, "
-        f"{same} the original output."
+        f"  restored at seq {event.seq}: {len(restored.output.encode()):,} bytes, "
+        f"{restored.tokens:,} tokens, {same} the original output."
     )
     return part.id
 

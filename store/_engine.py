@@ -49,6 +49,12 @@ def resolve_url(url: str | None) -> str:
     return url or os.environ.get(URL_ENV) or DEFAULT_URL
 
 
+def unavailable(url: sa.URL, exc: sa.exc.OperationalError) -> DatabaseUnavailable:
+    """The one-line error for a database that cannot be reached or opened (password hidden)."""
+    reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+    return DatabaseUnavailable(f"{url.render_as_string(hide_password=True)}: {reason}")
+
+
 def make_engine(
     url: str,
     *,
@@ -63,6 +69,11 @@ def make_engine(
     if parsed.get_backend_name() != "sqlite":
         try:
             return sa.create_engine(parsed, pool_pre_ping=True, json_serializer=serialize_json)
+        except sa.exc.NoSuchModuleError:
+            raise DatabaseUnavailable(
+                f"not a database URL sessionstore knows: {parsed.drivername!r} "
+                "(use sqlite:///FILE or postgresql+psycopg://...)"
+            ) from None
         except ModuleNotFoundError as exc:
             raise DatabaseUnavailable(
                 f"the driver for {parsed.drivername} is not installed ({exc.name}); "

@@ -114,8 +114,8 @@ def plan_prune(
     """Walk back from the newest message: skip the last `protect_turns` user turns, keep the
     newest `protect_tokens` tokens of tool output, and take everything older, except outputs of
     protected tools and of pinned messages. Stop at an output already pruned or at a
-    compaction summary: what lies before was dealt with already. `None` when nothing is old
-    enough."""
+    compaction summary: what lies before was dealt with already. Outputs no longer than their
+    placeholder stay. `None` when nothing is old enough."""
     turns = 0
     seen = 0
     candidates: list[LiveToolResult] = []
@@ -142,16 +142,18 @@ def plan_prune(
                 candidates.append(part)
         if stop:
             break
-    if not candidates:
-        return None
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     placeholder = f"[Output pruned at {stamp}; restore with part id {{part_id}}]"
+    shown = {p.id: count(placeholder.replace("{part_id}", p.id)) for p in candidates}
+    worth = [p for p in reversed(candidates) if p.tokens > shown[p.id]]  # else it would grow
+    if not worth:
+        return None
     return PrunePlan(
-        part_ids=tuple(p.id for p in reversed(candidates)),
-        tokens=sum(p.tokens for p in candidates),
+        part_ids=tuple(p.id for p in worth),
+        tokens=sum(p.tokens for p in worth),
         placeholder=placeholder,
         # ids tokenize differently; the largest count keeps the total an overestimate
-        placeholder_tokens=max(count(placeholder.replace("{part_id}", p.id)) for p in candidates),
+        placeholder_tokens=max(shown[p.id] for p in worth),
         minimum=config.minimum_prune,
     )
 

@@ -44,10 +44,7 @@ _SHRINKING = ("OutputsPruned", "ContextCompacted")
 def store_stats(conn: sa.Connection) -> StoreStats:
     session_count = conn.execute(sa.select(sa.func.count()).select_from(sessions)).scalar_one()
     event_count, size = conn.execute(
-        sa.select(
-            sa.func.count(),
-            sa.func.coalesce(sa.func.sum(sa.func.length(sa.cast(events.c.payload, sa.Text))), 0),
-        )
+        sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(_payload_bytes(conn)), 0))
     ).one()
     prunes = compactions = pruned_tokens = compacted_tokens = 0
     query = sa.select(events.c.type, events.c.schema_version, events.c.payload).where(
@@ -70,6 +67,13 @@ def store_stats(conn: sa.Connection) -> StoreStats:
         tokens_freed_by_pruning=pruned_tokens,
         tokens_freed_by_compaction=compacted_tokens,
     )
+
+
+def _payload_bytes(conn: sa.Connection) -> sa.ColumnElement[int]:
+    """Bytes of each stored payload's JSON text (UTF-8), not characters."""
+    if conn.dialect.name == "postgresql":
+        return sa.func.octet_length(sa.cast(events.c.payload, sa.Text))
+    return sa.func.length(sa.cast(sa.cast(events.c.payload, sa.Text), sa.LargeBinary))
 
 
 def session_summaries(conn: sa.Connection, infos: list[SessionInfo]) -> list[SessionSummary]:

@@ -23,10 +23,9 @@ from events import (
 )
 from projections import ContextFold
 from store._append import Clock, EventLike, append, check_session_id, encode_batch, head_seq
-from store._engine import SqliteSynchronous, make_engine, resolve_url
+from store._engine import SqliteSynchronous, make_engine, resolve_url, unavailable
 from store._errors import (
     ConcurrencyError,
-    DatabaseUnavailable,
     ImportRefused,
     InvalidReplayPoint,
     SessionExists,
@@ -57,11 +56,21 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _json(lines: list[str]) -> object:
+def _lines(source: str | Iterable[str]) -> list[str]:
+    """JSONL lines, split on newlines only: JSON text may hold U+2028 and other characters
+    that `str.splitlines` would also split on."""
+    if isinstance(source, str):
+        return [line.removesuffix("\r") for line in source.split("\n")]
+    return [line.removesuffix("\n").removesuffix("\r") for line in source]
+
+
+def _json(text: str) -> object:
     try:
-        return json.loads("\n".join(lines))
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ImportRefused(f"not JSON: {exc.msg}", exc.lineno) from None
+        raise ImportRefused(f"not JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    except RecursionError:
+        raise ImportRefused("the JSON is nested too deeply to read") from None
 
 
 class SessionStore:
@@ -311,12 +320,16 @@ class SessionStore:
         transcript (JSONL); its compact boundaries become `ContextCompacted` events. Both make
         a new session (`session_id`, else a fresh id) with token counts in `encoding`.
         """
-        lines = source.splitlines() if isinstance(source, str) else list(source)
+        lines = _lines(source)
         if format == "sessionstore":
             exported_id, links = read_export(lines)
             if session_id not in (None, exported_id):
                 raise ImportRefused(
                     f"an export keeps its session id {exported_id!r}: its hashes cover it"
+                )
+            if (title, model, context_window) != (None, None, None):
+                raise ImportRefused(
+                    "an export keeps its own title, model and window: its hashes cover them"
                 )
             with self._database_errors():
                 insert_links(self._engine, exported_id, links)
@@ -324,7 +337,8 @@ class SessionStore:
         load_encoding(encoding)
         if format == "openai":
             found_title, found_model = None, None
-            payloads = openai_events(_json(lines), encoding)
+            text = source if isinstance(source, str) else "\n".join(lines)
+            payloads = openai_events(_json(text), encoding)
         elif format == "claude-code":
             transcript = claude_code_events(lines, encoding)
             found_title, found_model = transcript.title, transcript.model
@@ -397,6 +411,4 @@ class SessionStore:
         try:
             yield
         except sa.exc.OperationalError as exc:
-            where = self._engine.url.render_as_string(hide_password=True)
-            reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-            raise DatabaseUnavailable(f"{where}: {reason}") from exc
+            raise unavailable(self._engine.url, exc) from exc

@@ -69,8 +69,7 @@ def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
     `ImportRefused` naming the first bad line otherwise."""
     session_id: str | None = None
     links: list[ChainLink] = []
-    line_of_seq: dict[int, int] = {}
-    number = 0
+    line_numbers: list[int] = []  # the file line of each link
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
@@ -84,17 +83,15 @@ def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
                 number,
             )
         links.append(_link(envelope, number))
-        line_of_seq.setdefault(envelope["seq"], number)
+        line_numbers.append(number)
     if session_id is None:
         raise ImportRefused("the file holds no events")
     if links[0].type != "SessionStarted":
-        raise ImportRefused(
-            f"the first event is {links[0].type}, not SessionStarted", line_of_seq[links[0].seq]
-        )
+        raise ImportRefused(f"the first event is {links[0].type}, not SessionStarted", 1)
     report = verify_chain(session_id, links)
     if not report.ok:
-        assert report.first_broken_seq is not None
-        line = line_of_seq.get(report.first_broken_seq, number)
+        # every link before the broken one held, so the broken one is the next read
+        line = line_numbers[min(report.events_checked, len(links) - 1)]
         raise ImportRefused(
             f"the hash chain is broken at seq {report.first_broken_seq}: {report.reason}", line
         )

@@ -19,12 +19,14 @@ USAGE_ERROR = 2
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args  # accepted anywhere, before or after the command
+    if debug:
+        args = ["--debug", *(arg for arg in args if arg != "--debug")]
     try:
         result = cli.main(args=args, prog_name="sessionstore", standalone_mode=False)
     except click.UsageError as exc:
-        command = f" {exc.ctx.info_name}" if exc.ctx and exc.ctx.parent else ""
-        hint = f" (see sessionstore{command} --help)"
-        _error(exc.format_message().replace("\n", " ") + hint)
+        path = exc.ctx.command_path if exc.ctx else "sessionstore"
+        _error(f"{exc.format_message()} (see {path} --help)".replace("\n", " "))
         return USAGE_ERROR
     except click.Abort:
         _error("aborted")
@@ -33,9 +35,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(exc.format_message())
         return exc.exit_code
     except (SessionStoreError, OSError) as exc:
-        if "--debug" in args:
+        if debug:
             raise
         _error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return 1
+    except Exception as exc:  # a bug of ours: still one line, with the way to see more
+        if debug:
+            raise
+        _error(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return 1
     return result if isinstance(result, int) else 0
 

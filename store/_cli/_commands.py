@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -17,8 +19,7 @@ from rich.progress import Progress
 from projections import diff_contexts
 from store._cli import _views as views
 from store._demo import run_demo
-from store._engine import make_engine, resolve_url
-from store._errors import DatabaseUnavailable
+from store._engine import make_engine, resolve_url, unavailable
 from store._migrate import current_revision, head_revision, upgrade
 from store._store import SessionStore
 
@@ -32,6 +33,11 @@ class Cli:
         self.out = Console(
             highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 200
         )
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as it may be printed: without its password."""
+        return sa.make_url(self.url).render_as_string(hide_password=True)
 
     @property
     def store(self) -> SessionStore:
@@ -79,13 +85,19 @@ def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
 
 
 @cli.command()
-@click.option("--turns", default=60, show_default=True, help="Turns of the scripted agent.")
+@click.option(
+    "--turns",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="Turns of the scripted agent.",
+)
 @pass_cli
 def demo(app: Cli, turns: int) -> int:
     """Watch the store do its job: a scripted coding agent (no network) whose session is
     truncated, pruned and compacted, then replayed, restored and verified."""
     result = run_demo(app.store, click.echo, turns=turns)
-    db = "" if app.url == resolve_url(None) else f" --db {app.url}"
+    db = "" if app.url == resolve_url(None) else f" --db {shlex.quote(app.shown_url)}"
     sid = result.session_id
     click.echo("\nTry next, on the session the demo made:")
     for command in (
@@ -165,18 +177,25 @@ def replay_point(value: str | None) -> int | datetime | None:
     """`--at`: a seq, or an ISO time (UTC when it names no zone)."""
     if value is None:
         return None
-    if value.isdigit():
+    if re.fullmatch(r"[0-9]+", value):
         return int(value)
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is neither a seq nor an ISO time") from None
+        raise click.BadParameter(
+            f"{value!r} is neither an event number (1, 2, ...) nor an ISO time "
+            "(2026-11-23T12:00:00, UTC unless it names a zone)"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @cli.command()
 @click.argument("session_id", metavar="ID")
-@click.option("--at", metavar="SEQ|TIME", help="Replay to this event, or to this ISO time.")
+@click.option(
+    "--at",
+    metavar="SEQ|TIME",
+    help="Replay to this event number, or to this ISO time (UTC unless it names a zone).",
+)
 @click.option("--restore-pruned", is_flag=True, help="Show original outputs instead.")
 @click.option(
     "--format",
@@ -210,6 +229,10 @@ def diff(app: Cli, session_id: str, start: str, end: str | None, as_json: bool) 
     session = app.store.session(session_id)
     before = session.context(at=replay_point(start))
     after = session.context(at=replay_point(end))
+    if before.seq > after.seq:
+        raise click.BadParameter(
+            f"--from is event {before.seq}, after --to (event {after.seq})", param_hint="--from"
+        )
     changes = diff_contexts(before, after)
     if as_json:
         app.json(views.diff_json(changes))
@@ -254,8 +277,14 @@ def prune(app: Cli, session_id: str, dry_run: bool, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("session_id", metavar="ID")
-@click.option("--keep-turns", type=int, help="User turns to keep (default: the session's).")
-@click.option("--keep-tokens", type=int, help="Tokens to keep at least (default: the session's).")
+@click.option(
+    "--keep-turns", type=click.IntRange(min=0), help="User turns to keep (default: the session's)."
+)
+@click.option(
+    "--keep-tokens",
+    type=click.IntRange(min=0),
+    help="Tokens to keep at least (default: the session's).",
+)
 @json_option
 @pass_cli
 def compact(
@@ -280,11 +309,15 @@ def compact(
 @cli.command()
 @click.argument("session_id", metavar="ID")
 @click.argument("part_ids", nargs=-1, metavar="[PART]...")
+@json_option
 @pass_cli
-def restore(app: Cli, session_id: str, part_ids: tuple[str, ...]) -> None:
+def restore(app: Cli, session_id: str, part_ids: tuple[str, ...], as_json: bool) -> None:
     """Bring back original outputs of pruned or truncated parts (every pruned one by default)."""
     event = app.store.session(session_id).restore(part_ids or None)
-    if event is None:
+    if as_json:
+        restored = list(event.payload.part_ids) if event else []  # type: ignore[attr-defined]
+        app.json({"seq": event.seq if event else None, "part_ids": restored})
+    elif event is None:
         click.echo("nothing to restore: every output named shows its original already")
     else:
         count = len(event.payload.part_ids)  # type: ignore[attr-defined]
@@ -293,7 +326,12 @@ def restore(app: Cli, session_id: str, part_ids: tuple[str, ...]) -> None:
 
 @cli.command()
 @click.argument("session_id", metavar="ID")
-@click.option("--at", type=int, metavar="SEQ", help="Fork after this event (default: the head).")
+@click.option(
+    "--at",
+    type=click.IntRange(min=1),
+    metavar="SEQ",
+    help="Fork after this event (default: the head).",
+)
 @click.option("--title", help="The fork's title (default: the parent's).")
 @pass_cli
 def fork(app: Cli, session_id: str, at: int | None, title: str | None) -> None:
@@ -355,11 +393,13 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
         for line in lines:
             click.echo(line)
         return
-    with output.open("w", encoding="utf-8", newline="\n") as file:
-        count = 0
+    partial = output.with_name(f".{output.name}.partial")
+    count = 0
+    with partial.open("w", encoding="utf-8", newline="\n") as file:
         for line in lines:
             file.write(line + "\n")
             count += 1
+    partial.replace(output)  # a failed export leaves no half-written file behind
     click.echo(f"wrote {count} events of {session_id} to {output}", err=True)
 
 
@@ -374,7 +414,11 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
 )
 @click.option("--id", "session_id", help="Id for the new session (not for sessionstore files).")
 @click.option("--title", help="Title for the new session.")
-@click.option("--window", type=int, help="Context window of the new session, in tokens.")
+@click.option(
+    "--window",
+    type=click.IntRange(min=1),
+    help="Context window of the new session, in tokens.",
+)
 @json_option
 @pass_cli
 def import_session(
@@ -388,6 +432,8 @@ def import_session(
 ) -> None:
     """Read a session from FILE (- for stdin); nothing is written unless all of it is good."""
     text = sys.stdin.read() if str(file) == "-" else _read_text(file)
+    if title is None and form != "sessionstore" and str(file) != "-":
+        title = f"imported from {file.name}" if form == "openai" else None
     session = app.store.import_session(
         text,
         format=form,  # type: ignore[arg-type]
@@ -444,8 +490,7 @@ def _revision(app: Cli, *, migrate: bool) -> None:
         with engine.connect() as conn:
             current = current_revision(conn)
     except sa.exc.OperationalError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        raise DatabaseUnavailable(f"{app.url}: {reason}") from None
+        raise unavailable(engine.url, exc) from None
     finally:
         engine.dispose()
     click.echo(

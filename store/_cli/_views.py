@@ -32,8 +32,10 @@ def tokens_of(tokens: int, window: int | None) -> str:
 
 def sessions_table(summaries: Sequence[SessionSummary]) -> Table:
     table = Table(box=None, pad_edge=False)
+    table.add_column(
+        "ID", no_wrap=True, min_width=max((len(s.info.id) for s in summaries), default=2)
+    )
     for name, justify in (
-        ("ID", "left"),
         ("TITLE", "left"),
         ("EVENTS", "right"),
         ("LIVE TOKENS / WINDOW", "right"),

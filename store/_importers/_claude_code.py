@@ -48,12 +48,42 @@ class ClaudeCodeImport:
 
 def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
     """The main conversation of a Claude Code transcript, its compactions included."""
-    reader = _ClaudeCode(encoding)
+    entries = []
     for number, text in enumerate(lines, start=1):
         if text.strip():
             with at_line(number):
-                reader.read(json_object(text, number), number)
+                entries.append((number, json_object(text, number)))
+    branch = _current_branch([entry for _, entry in entries])
+    reader = _ClaudeCode(encoding)
+    for number, entry in entries:
+        if branch is None or entry.get("uuid") is None or entry.get("uuid") in branch:
+            with at_line(number):
+                reader.read(entry, number)
     return reader.finish()
+
+
+def _current_branch(entries: list[Json]) -> set[object] | None:
+    """The uuids on the path from the last message back to the first: a user who rewinds
+    leaves the abandoned branch in the file, and it was not what the model saw afterwards.
+    A compact boundary links to what it summarized by `logicalParentUuid`. `None` (keep
+    everything) for transcripts that do not link their entries."""
+    if not any("parentUuid" in entry for entry in entries):
+        return None
+    by_uuid = {entry["uuid"]: entry for entry in entries if entry.get("uuid") is not None}
+    leaf = next(
+        (
+            entry.get("uuid")
+            for entry in reversed(entries)
+            if entry.get("type") in ("user", "assistant") and entry.get("isSidechain") is not True
+        ),
+        None,
+    )
+    branch: set[object] = set()
+    while leaf is not None and leaf not in branch:
+        branch.add(leaf)
+        entry = by_uuid.get(leaf, {})
+        leaf = entry.get("parentUuid") or entry.get("logicalParentUuid")
+    return branch
 
 
 @dataclass(slots=True)

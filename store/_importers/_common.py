@@ -59,7 +59,9 @@ def json_object(text: str, line: int, what: str = "a JSON object") -> Json:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ImportRefused(f"not JSON: {exc.msg}", line) from None
+        raise ImportRefused(f"not JSON: {exc.msg} (column {exc.colno})", line) from None
+    except RecursionError:
+        raise ImportRefused("the JSON is nested too deeply to read", line) from None
     if not isinstance(value, dict):
         raise ImportRefused(f"not {what}", line)
     return value

@@ -27,7 +27,10 @@ ROLES: dict[object, Role] = {"developer": "system", **{role: role for role in ge
 
 
 def openai_events(messages: object, encoding: str) -> list[Payload]:
-    """One `MessageAppended` per chat-completions message (`developer` becomes `system`)."""
+    """One `MessageAppended` per chat-completions message (`developer` becomes `system`); a
+    request body (`{"model": ..., "messages": [...]}`) is read for its messages."""
+    if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
+        messages = messages["messages"]
     if not isinstance(messages, list):
         raise ImportRefused("an OpenAI transcript must be a JSON list of messages")
     if not messages:

@@ -105,10 +105,10 @@ def test_demo_runs_the_main_job_and_leaves_a_session_whose_chain_verifies(tmp_pa
     out = demo.stdout
     session_id = found(r"into session (\S+),", out)
     events = int(found(r"Hash chain: ([\d,]+) events verified, intact.", out).replace(",", ""))
-    assert int(found(r"Pruned old tool outputs (\d+) times", out)) >= 1
-    assert int(found(r"Compacted the conversation (\d+) times", out)) >= 1
+    assert found(r"Pruned old tool outputs (once|\d+ times),", out)
+    assert found(r"Compacted the conversation (once|\d+ times)\.", out)
     assert "Truncated on append: bash output of " in out
-    assert "restored: " in out and "identical to the original output." in out
+    assert found(r"restored at seq (\d+): ", out) and "identical to the original output." in out
     assert f"  sessionstore show {session_id}" in out
     verify = sessionstore("verify", "--all", cwd=tmp_path)
     assert verify.stdout == f"{session_id}: ok ({events} events)\n"

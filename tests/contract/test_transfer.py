@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,10 @@ def test_a_tampered_export_is_refused_with_its_line_and_nothing_written(
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("{not json", "line 2: not JSON: Expecting property name enclosed in double quotes"),
+        (
+            "{not json",
+            "line 2: not JSON: Expecting property name enclosed in double quotes (column 2)",
+        ),
         ("[1, 2]", "line 2: not an event envelope (a JSON object)"),
         ('{"session_id": "x"}', "line 2: field 'seq' is missing or not a int"),
     ],
@@ -116,3 +120,33 @@ def test_a_fork_needs_its_parent_first(store: SessionStore, tmp_path: Path) -> N
         target.import_session(store.export_session(parent.id))
         imported = target.import_session(store.export_session(fork.id))
         assert imported.context() == fork.context()
+
+
+def test_unicode_line_separators_survive_a_round_trip(store: SessionStore) -> None:
+    s = store.create_session(title="seps")
+    s.append_user("one\u2028two\u2029three\x85four")
+    text = "\n".join(store.export_session(s.id)) + "\n"
+    with SessionStore("sqlite:///:memory:") as target:
+        imported = target.import_session(text)
+        assert imported.context() == s.context()
+
+
+@pytest.mark.parametrize(
+    ("damage", "line", "seq"),
+    [
+        pytest.param(lambda lines: lines[:4] + lines[5:], 5, 5, id="line-5-removed"),
+        pytest.param(
+            lambda lines: [*lines[:4], lines[5], lines[4], *lines[6:]], 5, 5, id="lines-swapped"
+        ),
+    ],
+)
+def test_a_missing_or_moved_line_is_named(
+    store: SessionStore, damage: Callable[[list[str]], list[str]], line: int, seq: int
+) -> None:
+    lines = list(store.export_session(agent_session(store).id))
+    with pytest.raises(ImportRefused) as refused:
+        SessionStore("sqlite:///:memory:").import_session(damage(lines))
+    assert (refused.value.line, str(refused.value)) == (
+        line,
+        f"line {line}: the hash chain is broken at seq {seq}: expected seq {seq}, found seq 6",
+    )

@@ -412,7 +412,7 @@ def refused_claude(lines: list[str]) -> ImportRefused:
     [
         pytest.param(
             [line("user", "u1", "hi"), "{oops"],
-            "not JSON: Expecting property name enclosed in double quotes",
+            "not JSON: Expecting property name enclosed in double quotes (column 2)",
             2,
             id="not-json",
         ),
@@ -608,7 +608,7 @@ def call(call_id: str, arguments: object = "{}") -> dict[str, Any]:
     ("transcript", "reason", "at"),
     [
         pytest.param(
-            {"messages": []},
+            {"model": "gpt-4o"},
             "an OpenAI transcript must be a JSON list of messages",
             None,
             id="not-a-list",
@@ -712,3 +712,27 @@ def test_openai_refusals(transcript: object, reason: str, at: int | None) -> Non
     with pytest.raises(ImportRefused) as caught:
         openai_events(transcript, ENCODING)
     assert (caught.value.reason, caught.value.line) == (reason, at)
+
+
+def test_openai_request_bodies_are_read_for_their_messages() -> None:
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+    [payload] = openai_events(body, ENCODING)
+    assert [m.role for m in messages([payload])] == ["user"]
+
+
+def test_claude_code_follows_the_branch_the_session_ended_on() -> None:
+    def linked(kind: str, uuid: str, parent: str | None, content: object) -> str:
+        return line(kind, uuid, content, parentUuid=parent)
+
+    result = claude_code_events(
+        [
+            linked("user", "u1", None, "start"),
+            linked("assistant", "a1", "u1", [{"type": "text", "text": "ok"}]),
+            linked("user", "u2", "a1", "please do X"),
+            linked("assistant", "a2", "u2", [{"type": "text", "text": "Doing X"}]),
+            linked("user", "u2b", "a1", "actually do Y instead"),  # the user rewound to a1
+            linked("assistant", "a2b", "u2b", [{"type": "text", "text": "Doing Y"}]),
+        ],
+        ENCODING,
+    )
+    assert [m.id for m in messages(result.payloads)] == ["u1", "a1", "u2b", "a2b"]

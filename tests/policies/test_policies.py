@@ -85,6 +85,21 @@ def test_prune_leaves_pinned_messages_alone() -> None:
     assert plan_prune(messages_of(log), CONFIG, now=NOW, count=five_tokens) is None
 
 
+def test_prune_leaves_outputs_no_longer_than_their_placeholder() -> None:
+    log = Log()
+    log.text("user", "zero", 1, "u0")
+    log.call("c0", 5, "a0")
+    log.result("c0", "Edited a.py", 5, "t0")  # 5 tokens: a 5-token placeholder frees nothing
+    log.call("c8", 5, "a8")
+    log.result("c8", "x", 6, "t8")
+    for event in turns_log().events[1:]:
+        log.add(event.payload)
+    plan = plan_prune(messages_of(log), CONFIG, now=NOW, count=five_tokens)
+    assert plan is not None
+    assert plan.part_ids == ("t8.r", "t1.r")
+    assert (plan.tokens, plan.tokens_freed) == (66, 66 - 2 * 5)
+
+
 def conversation() -> Log:
     """sys · u1 · a1(c1) · t1 · u2 · a2(c2) · t2 · u3 · a3"""
     log = Log()
