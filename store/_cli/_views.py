@@ -277,8 +277,8 @@ def stats_text(stats: StoreStats) -> str:
             f"sessions     {stats.sessions:,}",
             f"events       {stats.events:,}",
             f"stored       {stats.payload_bytes:,} bytes of payload",
-            f"pruning      {stats.prunes:,} prunes freed {stats.tokens_freed_by_pruning:,} tokens",
-            f"compaction   {stats.compactions:,} compactions freed "
+            f"prunes       {stats.prunes:,}, freeing {stats.tokens_freed_by_pruning:,} tokens",
+            f"compactions  {stats.compactions:,}, freeing "
             f"{stats.tokens_freed_by_compaction:,} tokens",
             "(nothing was deleted: every pruned or compacted token is still in the log)",
         ]

@@ -225,8 +225,8 @@ def test_stats_counts_what_pruning_and_compaction_freed(cli: Cli) -> None:
         "sessions     1",
         "events       13",
         f"stored       {figures['payload_bytes']:,} bytes of payload",
-        f"pruning      1 prunes freed {pruned['tokens_freed']:,} tokens",
-        f"compaction   1 compactions freed {figures['tokens_freed_by_compaction']:,} tokens",
+        f"prunes       1, freeing {pruned['tokens_freed']:,} tokens",
+        f"compactions  1, freeing {figures['tokens_freed_by_compaction']:,} tokens",
         "(nothing was deleted: every pruned or compacted token is still in the log)",
     ]
 
