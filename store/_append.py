@@ -48,7 +48,7 @@ _ANY_VERSION_ATTEMPTS = 20
 
 
 @dataclass(frozen=True, slots=True)
-class _Encoded:
+class Encoded:
     event: NewEvent
     payload_json: bytes
 
@@ -96,7 +96,7 @@ def check_session_id(session_id: object) -> str:
     return session_id
 
 
-def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[_Encoded]:
+def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[Encoded]:
     """Validate and encode a batch before any I/O; every problem raises `InvalidEvent`."""
     if isinstance(batch, NewEvent | Payload | Mapping) or not isinstance(batch, Sequence):
         raise InvalidEvent("append takes a list of events")
@@ -108,7 +108,7 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[_En
         _, payload_json = encode_payload(event.payload)
         if len(payload_json) > max_payload_bytes:
             raise PayloadTooLarge(len(payload_json), max_payload_bytes, event.type)
-        encoded.append(_Encoded(event, payload_json))
+        encoded.append(Encoded(event, payload_json))
     ids = [item.event.event_id for item in encoded]
     if len(set(ids)) != len(ids):
         raise InvalidEvent("a batch holds the same event_id twice")
@@ -121,7 +121,7 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[_En
 def append(
     engine: Engine,
     session_id: str,
-    batch: list[_Encoded],
+    batch: list[Encoded],
     expected_version: int | None,
     clock: Clock,
 ) -> list[RecordedEvent]:
@@ -145,7 +145,7 @@ def append(
 def _append_once(
     conn: sa.Connection,
     session_id: str,
-    batch: list[_Encoded],
+    batch: list[Encoded],
     expected_version: int | None,
     clock: Clock,
 ) -> list[RecordedEvent]:
@@ -242,7 +242,7 @@ def _append_once(
 
 
 def _check_session_start(
-    conn: sa.Connection, session_id: str, batch: list[_Encoded], *, is_new: bool
+    conn: sa.Connection, session_id: str, batch: list[Encoded], *, is_new: bool
 ) -> None:
     first = batch[0].event.payload
     if not is_new:
@@ -272,7 +272,7 @@ def head_seq(conn: sa.Connection, session_id: str) -> int:
 
 
 def _already_stored(
-    conn: sa.Connection, session_id: str, batch: list[_Encoded]
+    conn: sa.Connection, session_id: str, batch: list[Encoded]
 ) -> list[RecordedEvent] | None:
     """The stored events when this exact batch was appended before; `None` when none of it was."""
     ids = [item.event.event_id for item in batch]

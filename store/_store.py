@@ -25,10 +25,8 @@ from projections import ContextFold
 from store._append import Clock, EventLike, append, check_session_id, encode_batch, head_seq
 from store._engine import SqliteSynchronous, make_engine, resolve_url, unavailable
 from store._errors import (
-    ConcurrencyError,
     ImportRefused,
     InvalidReplayPoint,
-    SessionExists,
     UnknownSession,
 )
 from store._importers import claude_code_events, openai_events
@@ -39,7 +37,7 @@ from store._schema import events, sessions
 from store._session import Session
 from store._stats import SessionSummary, StoreStats, session_summaries, store_stats
 from store._tokens import DEFAULT_ENCODING, load_encoding
-from store._transfer import export_line, insert_links, read_export
+from store._transfer import dated_links, export_line, insert_links, read_export
 
 log = logging.getLogger("sessionstore")
 
@@ -335,6 +333,7 @@ class SessionStore:
                 insert_links(self._engine, exported_id, links)
             return self.session(exported_id)
         load_encoding(encoding)
+        times: list[datetime | None] = []
         if format == "openai":
             found_title, found_model = None, None
             text = source if isinstance(source, str) else "\n".join(lines)
@@ -342,7 +341,7 @@ class SessionStore:
         elif format == "claude-code":
             transcript = claude_code_events(lines, encoding)
             found_title, found_model = transcript.title, transcript.model
-            payloads = transcript.payloads
+            payloads, times = transcript.payloads, transcript.times
         else:
             raise ImportRefused(f"unknown format {format!r}: sessionstore, openai or claude-code")
         started = SessionStarted(
@@ -351,11 +350,12 @@ class SessionStore:
             context_window=context_window,
             encoding=encoding,
         )
-        new = session_id or new_id()
-        try:
-            self.append(new, [started, *payloads], expected_version=0)
-        except ConcurrencyError:
-            raise SessionExists(new) from None
+        new = check_session_id(session_id or new_id())
+        batch = encode_batch([started, *payloads], self.max_payload_bytes)
+        times = times or [None] * len(payloads)  # a transcript that does not say when: now
+        links = dated_links(new, batch, [times[0], *times], self._clock())
+        with self._database_errors():
+            insert_links(self._engine, new, links)
         return self.session(new)
 
     # figures

@@ -10,7 +10,7 @@ byte-identical, and a tampered file is refused with the line at fault and no wri
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,15 +18,17 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from events import (
+    GENESIS_HASH,
     ChainLink,
     InvalidEvent,
     SessionStarted,
     canonical_json,
     decode_payload,
+    event_hash,
     format_timestamp,
     verify_chain,
 )
-from store._append import check_session_id, head_seq
+from store._append import Encoded, check_session_id, head_seq
 from store._engine import WRITE, EncodedJson
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
 from store._importers import json_object
@@ -96,6 +98,46 @@ def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
             f"the hash chain is broken at seq {report.first_broken_seq}: {report.reason}", line
         )
     return session_id, links
+
+
+def dated_links(
+    session_id: str,
+    batch: list[Encoded],
+    times: Sequence[datetime | None],
+    now: datetime,
+) -> list[ChainLink]:
+    """The hash chain of a new session whose events happened at `times` (an imported
+    transcript's own): each time is kept unless it would go back before the one before it; an
+    event without one takes its predecessor's (the first, `now`)."""
+    links = []
+    prev_hash = GENESIS_HASH
+    previous = next((t for t in times if t is not None), now)
+    for seq, (item, time) in enumerate(zip(batch, times, strict=True), start=1):
+        recorded_at = max(time or previous, previous)
+        digest = event_hash(
+            prev_hash=prev_hash,
+            event_id=item.event.event_id,
+            session_id=session_id,
+            seq=seq,
+            event_type=item.type,
+            schema_version=item.schema_version,
+            recorded_at=recorded_at,
+            payload_json=item.payload_json,
+        )
+        links.append(
+            ChainLink(
+                seq=seq,
+                event_id=item.event.event_id,
+                type=item.type,
+                schema_version=item.schema_version,
+                recorded_at=recorded_at,
+                prev_hash=prev_hash,
+                hash=digest,
+                payload=json.loads(item.payload_json),
+            )
+        )
+        prev_hash, previous = digest, recorded_at
+    return links
 
 
 def insert_links(engine: Engine, session_id: str, links: list[ChainLink]) -> None:

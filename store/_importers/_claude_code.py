@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -44,6 +45,7 @@ class ClaudeCodeImport:
     title: str | None
     model: str | None
     payloads: list[Payload]
+    times: list[datetime | None]  # when each payload happened, from the lines' timestamps
 
 
 def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
@@ -94,6 +96,7 @@ class _Turn:
     api_id: object
     parts: tuple[Part, ...]
     usage: Usage | None
+    time: datetime | None
 
 
 @dataclass(slots=True)
@@ -103,6 +106,8 @@ class _ClaudeCode:
 
     encoding: str
     payloads: list[Payload] = field(default_factory=list)
+    times: list[datetime | None] = field(default_factory=list)
+    now: datetime | None = None  # the timestamp of the line being read
     live: dict[str, int] = field(default_factory=dict)  # live message id -> its tokens
     tools: dict[str, str] = field(default_factory=dict)  # tool_use id -> tool name
     seen: set[str] = field(default_factory=set)
@@ -112,6 +117,7 @@ class _ClaudeCode:
     model: str | None = None
 
     def read(self, entry: Json, line: int) -> None:
+        self.now = _timestamp(entry.get("timestamp"))
         kind = entry.get("type")
         if kind == "summary":
             self.title = string(entry, "summary", "a summary line", line)
@@ -159,7 +165,7 @@ class _ClaudeCode:
             turn.usage = usage or turn.usage
             return
         self._flush()
-        self.turn = _Turn(uuid, api_id, counted(parts, self.encoding, uuid), usage)
+        self.turn = _Turn(uuid, api_id, counted(parts, self.encoding, uuid), usage, self.now)
 
     def _assistant_part(self, block: Json, kind: str, line: int) -> Part:
         if kind == "text":
@@ -228,25 +234,38 @@ class _ClaudeCode:
             summarizer="claude-code",
         )
         self.payloads.append(compaction)
+        self.times.append(self.now)
         self.live = {uuid: compaction.tokens_after}
         self.manual = False
 
-    def _emit(self, message: Message) -> None:
+    def _emit(self, message: Message, time: datetime | None = None) -> None:
         self._flush()
         self.payloads.append(MessageAppended(message=message))
+        self.times.append(time or self.now)
         self.live[message.id] = message_tokens(message)
 
     def _flush(self) -> None:
         turn, self.turn = self.turn, None
         if turn is not None:
             message = Message(id=turn.uuid, role="assistant", parts=turn.parts, usage=turn.usage)
-            self._emit(message)
+            self._emit(message, turn.time)
 
     def finish(self) -> ClaudeCodeImport:
         self._flush()
         if not self.payloads:
             raise ImportRefused("the transcript holds no messages")
-        return ClaudeCodeImport(title=self.title, model=self.model, payloads=self.payloads)
+        return ClaudeCodeImport(self.title, self.model, self.payloads, self.times)
+
+
+def _timestamp(value: object) -> datetime | None:
+    """A line's ISO timestamp as aware UTC; `None` when it has none or it does not parse."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _block(raw: object, line: int) -> tuple[Json, str]:

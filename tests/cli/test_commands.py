@@ -325,6 +325,14 @@ def test_import_a_claude_code_transcript(cli: Cli, tmp_path: Path) -> None:
     assert live[0]["id"] == "7d0c1a52-3f6e-4b8a-9c21-5e4f8a2b0013"  # the summary comes first
     assert [m["role"] for m in live] == ["user", "user", "assistant", "tool", "assistant"]
     assert cli("verify", "cc1").out == "cc1: ok (12 events)\n"
+    # the transcript's own times are kept, so a replay by time means what it says
+    assert [r["time"] for r in rows][:3] == [
+        "2025-08-27T14:00:05.123000+00:00",
+        "2025-08-27T14:00:05.123000+00:00",
+        "2025-08-27T14:01:05.123000+00:00",
+    ]
+    before_compaction = cli("context", "cc1", "--at", "2025-08-27T14:10:00", "--format", "json")
+    assert len(json.loads(before_compaction.out)) == 6
 
 
 def test_import_an_openai_message_list(cli: Cli, tmp_path: Path) -> None:
