@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -81,6 +81,16 @@ _MOVE_HEAD = (
 _INSERT_EVENTS = events.insert().returning(events.c.position, sort_by_parameter_order=True)
 
 
+class KnownHead(NamedTuple):
+    """A session's head as a writer's fold already knows it (seq, hash, time of its last event):
+    appending after it needs no read of the head, since the guarded UPDATE still catches a
+    writer that moved it meanwhile."""
+
+    head_seq: int
+    head_hash: str
+    updated_at: datetime
+
+
 class _LostRace(Exception):
     """The head moved between our read and our write."""
 
@@ -124,12 +134,13 @@ def append(
     batch: list[Encoded],
     expected_version: int | None,
     clock: Clock,
+    known_head: KnownHead | None = None,
 ) -> list[RecordedEvent]:
     """Append `batch` after the session's head, atomically; see the module docstring."""
     for _ in range(_ANY_VERSION_ATTEMPTS):
         try:
             with engine.connect().execution_options(**{WRITE: True}) as conn, conn.begin():
-                return _append_once(conn, session_id, batch, expected_version, clock)
+                return _append_once(conn, session_id, batch, expected_version, clock, known_head)
         except (sa.exc.IntegrityError, _LostRace):
             with engine.connect() as conn:
                 stored = _already_stored(conn, session_id, batch)
@@ -148,8 +159,11 @@ def _append_once(
     batch: list[Encoded],
     expected_version: int | None,
     clock: Clock,
+    known_head: KnownHead | None = None,
 ) -> list[RecordedEvent]:
-    head = conn.execute(_READ_HEAD, {"session_id": session_id}).first()
+    head: Any = known_head
+    if head is None or expected_version != known_head.head_seq:  # type: ignore[union-attr]
+        head = conn.execute(_READ_HEAD, {"session_id": session_id}).first()
     head_seq = head.head_seq if head is not None else 0
     if expected_version is not None and expected_version != head_seq:
         stored = _already_stored(conn, session_id, batch)

@@ -39,6 +39,7 @@ from events import (
     new_id,
 )
 from projections import Context, ContextFold, TimelineRow, context_of, timeline
+from store._append import KnownHead
 from store._errors import CompactionError, InvalidEvent, NotInContext
 from store._policies import (
     CompactionPlan,
@@ -109,6 +110,8 @@ class Session:
         self.summarizer: Summarizer = ExtractiveSummarizer()
         """Used by `compact()` and the automatic checks unless a call names another."""
         self._fruitless: tuple[int, int] | None = None  # (seq, tokens) of a check that failed
+        self._live: tuple[tuple[int, bool], Context] | None = None  # the last context built
+        self._config: tuple[SessionStarted, CompressionConfig] | None = None
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"
@@ -131,7 +134,17 @@ class Session:
     @property
     def config(self) -> CompressionConfig:
         """The context-management settings in force (`configure` changes them)."""
-        return CompressionConfig.model_validate(self.header.compression)
+        header = self.header
+        if self._config is None or self._config[0] is not header:
+            self._config = (header, CompressionConfig.model_validate(header.compression))
+        return self._config[1]
+
+    @property
+    def tokens(self) -> int:
+        """The live context's size in tokens: the fold keeps it as events arrive, so this is
+        cheap after every append (no context is built, nothing re-tokenized)."""
+        self._catch_up()
+        return self._fold.tokens
 
     # appending messages
 
@@ -382,7 +395,10 @@ class Session:
     def append_events(self, payloads: Sequence[Payload | NewEvent]) -> list[RecordedEvent]:
         """Append events in one transaction after this handle's version (optimistic
         concurrency), and fold them in. The lower-level door for policies and importers."""
-        recorded = self._store.append(self.id, payloads, expected_version=self.version)
+        fold = self._fold
+        assert fold.time is not None
+        head = KnownHead(fold.seq, fold.hash, fold.time)
+        recorded = self._store._append_after(self.id, payloads, head)
         if recorded[0].seq != self._fold.seq + 1:
             # A retry of events stored earlier: they are in the log (and maybe folded here)
             # already, so catch up with the log rather than fold them twice.
@@ -401,7 +417,10 @@ class Session:
         it changes nothing in the session."""
         if at is None:
             self._catch_up()
-            return context_of(self._fold, restore_pruned=restore_pruned)
+            key = (self._fold.seq, restore_pruned)  # every event moves seq: the key is exact
+            if self._live is None or self._live[0] != key:
+                self._live = (key, context_of(self._fold, restore_pruned=restore_pruned))
+            return self._live[1]
         return context_of(self._store._fold_at(self.id, at), restore_pruned=restore_pruned)
 
     def timeline(self) -> list[TimelineRow]:

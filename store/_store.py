@@ -22,7 +22,15 @@ from events import (
     verify_chain,
 )
 from projections import ContextFold
-from store._append import Clock, EventLike, append, check_session_id, encode_batch, head_seq
+from store._append import (
+    Clock,
+    EventLike,
+    KnownHead,
+    append,
+    check_session_id,
+    encode_batch,
+    head_seq,
+)
 from store._engine import SqliteSynchronous, make_engine, resolve_url, unavailable
 from store._errors import (
     ImportRefused,
@@ -241,6 +249,16 @@ class SessionStore:
         batch = encode_batch(events, self.max_payload_bytes)
         with self._database_errors():
             return append(self._engine, session_id, batch, expected_version, self._clock)
+
+    def _append_after(
+        self, session_id: str, events: Sequence[EventLike], head: KnownHead
+    ) -> list[RecordedEvent]:
+        """`append` for a `Session`, whose fold knows the head: one query fewer per append."""
+        batch = encode_batch(events, self.max_payload_bytes)
+        with self._database_errors():
+            return append(
+                self._engine, session_id, batch, head.head_seq, self._clock, known_head=head
+            )
 
     # reading
 

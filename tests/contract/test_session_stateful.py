@@ -332,7 +332,7 @@ class SessionMachine(RuleBasedStateMachine):
         with_snapshots = context_of(self.store._fold_at(self.s.id, version))
         from_scratch = context_of(self.store._fold_from_scratch(self.s.id, version))
         assert with_snapshots == from_scratch == self.s.context()
-        assert self.s._fold.tokens == from_scratch.tokens
+        assert self.s._fold.tokens == self.s.tokens == from_scratch.tokens
 
     @invariant()
     def valid_snapshots_are_used(self) -> None:
