@@ -1,0 +1,131 @@
+"""sessionstore against the SQLite session stores of other agent frameworks:
+`python -m bench [--quick] [--runs N] [--out bench/results.json]`.
+
+Installs nothing: peers come from the optional extra `bench` (pip install -e '.[bench]'); one
+that is missing shows as "n/a: not installed" in its column. Every store gets the same message
+mix (`bench.mix`), its own SQLite files in one temporary folder (one disk for all), and the
+same workloads (`bench.workloads`); the table (medians of the runs, the ratio to the best peer
+per row) is printed and written, with every sample, to the JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import mix
+from bench.peers import load_stores
+from bench.report import markdown, summarize, write_json
+from bench.workloads import Config, Results, growth_run, managed_run, multi_run, single_run
+
+QUICK = Config(
+    single=1_000,
+    sessions=10,
+    per_session=100,
+    growth=(250, 500, 1_000, 2_000),
+    resume_sizes=(500, 2_000),
+    runs=2,
+    repeats=3,
+    managed=2_000,
+)
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, about 3 minutes")
+    parser.add_argument("--runs", type=int, help="runs of the append workloads (median taken)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results.json")
+    parser.add_argument("--only", nargs="+", help="store names to run (default: all)")
+    parser.add_argument("--max-events", type=int, help="grow sessions up to this size only")
+    parser.add_argument(
+        "--peer-max", type=int, help="grow the peers' sessions only this far (a reduced run)"
+    )
+    parser.add_argument("--dir", type=Path, help="where the SQLite files go (default: a temp dir)")
+    args = parser.parse_args(argv)
+    cfg = QUICK if args.quick else Config()
+    if args.runs:
+        cfg.runs = args.runs
+    if args.max_events:
+        cfg.growth = tuple(m for m in cfg.growth if m <= args.max_events)
+        cfg.resume_sizes = tuple(m for m in cfg.resume_sizes if m <= args.max_events)
+        cfg.managed = min(cfg.managed, args.max_events)
+    cfg.peer_max = args.peer_max
+
+    def log(text: str) -> None:
+        print(f"[{time.perf_counter() - started:7.1f}s] {text}", file=sys.stderr, flush=True)
+
+    started = time.perf_counter()
+    stores = load_stores(args.only)
+    results = Results()
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder_name:
+        folder = Path(folder_name)
+        for store in stores:
+            if store.available is not None:
+                log(f"{store.name}: n/a ({store.available})")
+                continue
+            began = time.perf_counter()
+            if store.append_only:
+                for run in range(1, cfg.runs + 1):
+                    single_run(store, folder, cfg, results, run, size=run == 1)
+            else:
+                growth_run(store, folder, cfg, results, log)
+                for run in range(2, cfg.runs + 1):
+                    if store.max_messages is None or store.max_messages >= cfg.single:
+                        single_run(store, folder, cfg, results, run)
+                if store.name == "sessionstore" and cfg.managed:
+                    managed_run(store, folder, cfg, results, log)
+            for run in range(1, cfg.runs + 1):
+                multi_run(store, folder, cfg, results, run)
+            seconds = time.perf_counter() - began
+            results.extra.setdefault("seconds", {})[store.name] = seconds
+            log(f"{store.name}: done in {seconds:.0f} s")
+    table = summarize(results, stores, cfg)
+    text = markdown(table, stores)
+    print(text)
+    write_json(
+        args.out,
+        {
+            "machine": machine(),
+            "config": vars(cfg),
+            "mix": mix.describe(min(cfg.single, 10_000)),
+            "stores": {
+                s.name: {"package": s.package, "durability": s.durability, "notes": s.notes}
+                for s in stores
+            },
+            "table": table,
+            "extra": results.extra,
+            "total_seconds": time.perf_counter() - started,
+            "markdown": text,
+        },
+    )
+    log(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
