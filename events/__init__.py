@@ -11,6 +11,7 @@ from events._codec import (
     UPCASTERS,
     Upcasters,
     decode_payload,
+    decode_payload_json,
     encode_payload,
     parse_payload,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "Usage",
     "canonical_json",
     "decode_payload",
+    "decode_payload_json",
     "encode_payload",
     "event_hash",
     "format_timestamp",

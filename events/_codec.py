@@ -8,6 +8,7 @@ any released version stay readable forever. The stored row itself is never rewri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -109,6 +110,22 @@ def decode_payload(
         stored = upcasters.upcast(event_type, schema_version, stored, current)
     try:
         return model.model_validate(stored)
+    except ValidationError as exc:
+        raise InvalidEvent(
+            f"stored {event_type} v{schema_version} does not fit the model: "
+            f"{describe_validation_error(exc)}"
+        ) from None
+
+
+def decode_payload_json(event_type: str, schema_version: int, text: str) -> Payload:
+    """`decode_payload` from the stored JSON text. With no upcast to run, pydantic parses and
+    validates it in one pass, about twice as fast as `json.loads` and then validating: resume
+    and replay decode every live message this way."""
+    model = MODELS.get(event_type)
+    if model is None or schema_version != model.schema_version:
+        return decode_payload(event_type, schema_version, json.loads(text))
+    try:
+        return model.model_validate_json(text)
     except ValidationError as exc:
         raise InvalidEvent(
             f"stored {event_type} v{schema_version} does not fit the model: "

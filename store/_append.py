@@ -37,7 +37,7 @@ from store._errors import (
     PayloadTooLarge,
     UnknownSession,
 )
-from store._rows import as_utc, recorded_event
+from store._rows import EVENT_ROW, as_utc, recorded_event
 from store._schema import SESSION_ID_LENGTH, events, sessions
 
 EventLike = NewEvent | Payload | Mapping[str, Any]
@@ -291,7 +291,9 @@ def _already_stored(
     """The stored events when this exact batch was appended before; `None` when none of it was."""
     ids = [item.event.event_id for item in batch]
     rows = conn.execute(
-        sa.select(events).where(events.c.session_id == session_id, events.c.event_id.in_(ids))
+        sa.select(*EVENT_ROW, events.c.payload).where(
+            events.c.session_id == session_id, events.c.event_id.in_(ids)
+        )
     ).all()
     if not rows:
         return None

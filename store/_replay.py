@@ -28,14 +28,14 @@ from events import (
     MessageAppended,
     RecordedEvent,
     SessionStarted,
-    decode_payload,
+    decode_payload_json,
 )
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._fold import EventRef
 from store._append import head_seq
 from store._engine import WRITE
 from store._errors import InvalidReplayPoint
-from store._rows import recorded_event
+from store._rows import EVENT_ROW, PAYLOAD_TEXT, recorded_event
 from store._schema import events, snapshots
 
 log = logging.getLogger("sessionstore")
@@ -96,7 +96,7 @@ def _events(
     conn: sa.Connection, session_id: str, from_seq: int, to_seq: int
 ) -> Iterator[RecordedEvent]:
     query = (
-        sa.select(events)
+        sa.select(*EVENT_ROW)
         .where(events.c.session_id == session_id, events.c.seq.between(from_seq, to_seq))
         .order_by(events.c.seq)
     )
@@ -144,10 +144,10 @@ def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, Messa
         for start in range(0, len(seqs), _REFS_PER_QUERY):
             chunk = seqs[start : start + _REFS_PER_QUERY]
             query = sa.select(
-                events.c.seq, events.c.type, events.c.schema_version, events.c.payload
+                events.c.seq, events.c.type, events.c.schema_version, PAYLOAD_TEXT
             ).where(events.c.session_id == session_id, events.c.seq.in_(chunk))
             for row in conn.execute(query):
-                payload = decode_payload(row.type, row.schema_version, row.payload)
+                payload = decode_payload_json(row.type, row.schema_version, row.payload_text)
                 if isinstance(payload, MessageAppended):
                     found[(session_id, row.seq)] = payload.message
                 elif isinstance(payload, ContextCompacted):

@@ -6,7 +6,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from events import ChainLink, RecordedEvent, decode_payload
+import sqlalchemy as sa
+
+from events import ChainLink, RecordedEvent, decode_payload_json
+from store._schema import events
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,13 @@ def as_utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
+PAYLOAD_TEXT = sa.cast(events.c.payload, sa.Text).label("payload_text")
+"""The stored payload as JSON text, for `decode_payload_json` (no `json.loads` first)."""
+
+EVENT_ROW = (*(c for c in events.c if c.name != "payload"), PAYLOAD_TEXT)
+"""The columns `recorded_event` reads: `select(*EVENT_ROW)`."""
+
+
 def recorded_event(row: Any) -> RecordedEvent:
     return RecordedEvent(
         position=row.position,
@@ -40,7 +50,7 @@ def recorded_event(row: Any) -> RecordedEvent:
         recorded_at=as_utc(row.recorded_at),
         prev_hash=row.prev_hash,
         hash=row.hash,
-        payload=decode_payload(row.type, row.schema_version, row.payload),
+        payload=decode_payload_json(row.type, row.schema_version, row.payload_text),
     )
 
 

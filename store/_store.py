@@ -40,7 +40,7 @@ from store._errors import (
 from store._importers import claude_code_events, openai_events
 from store._migrate import ensure_schema
 from store._replay import load_fold, save_snapshot, seq_at_time
-from store._rows import SessionInfo, chain_link, recorded_event, session_info
+from store._rows import EVENT_ROW, SessionInfo, chain_link, recorded_event, session_info
 from store._schema import events, sessions
 from store._session import Session
 from store._stats import SessionSummary, StoreStats, session_summaries, store_stats
@@ -267,7 +267,9 @@ class SessionStore:
     ) -> list[RecordedEvent]:
         """The session's events with `from_seq <= seq <= to_seq`, in order, upcast."""
         check_session_id(session_id)
-        query = sa.select(events).where(events.c.session_id == session_id, events.c.seq >= from_seq)
+        query = sa.select(*EVENT_ROW).where(
+            events.c.session_id == session_id, events.c.seq >= from_seq
+        )
         if to_seq is not None:
             query = query.where(events.c.seq <= to_seq)
         with self._database_errors(), self._engine.connect() as conn:
