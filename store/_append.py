@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 
 from events import (
     GENESIS_HASH,
+    ChainLink,
     InvalidEvent,
     NewEvent,
     Payload,
@@ -49,7 +50,10 @@ _ANY_VERSION_ATTEMPTS = 20
 
 @dataclass(frozen=True, slots=True)
 class Encoded:
+    """An event checked and encoded for the log: its stored JSON object and canonical bytes."""
+
     event: NewEvent
+    data: Mapping[str, Any]
     payload_json: bytes
 
     @property
@@ -115,10 +119,10 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[Enc
     encoded = []
     for item in batch:
         event = item if isinstance(item, NewEvent) else NewEvent(item)
-        _, payload_json = encode_payload(event.payload)
+        data, payload_json = encode_payload(event.payload)
         if len(payload_json) > max_payload_bytes:
             raise PayloadTooLarge(len(payload_json), max_payload_bytes, event.type)
-        encoded.append(Encoded(event, payload_json))
+        encoded.append(Encoded(event, data, payload_json))
     ids = [item.event.event_id for item in encoded]
     if len(set(ids)) != len(ids):
         raise InvalidEvent("a batch holds the same event_id twice")
@@ -177,34 +181,23 @@ def _append_once(
     now = clock().astimezone(UTC)
     recorded_at = max(now, as_utc(head.updated_at)) if head is not None else now
     prev_hash = head.head_hash if head is not None else GENESIS_HASH
-    recorded = []
-    for offset, item in enumerate(batch, start=1):
-        seq = head_seq + offset
-        digest = event_hash(
-            prev_hash=prev_hash,
-            event_id=item.event.event_id,
+    links = chain(session_id, batch, head_seq, prev_hash, [recorded_at] * len(batch))
+    recorded = [
+        RecordedEvent(
+            position=0,  # assigned by the database, filled in below
             session_id=session_id,
-            seq=seq,
-            event_type=item.type,
-            schema_version=item.schema_version,
-            recorded_at=recorded_at,
-            payload_json=item.payload_json,
+            seq=link.seq,
+            event_id=link.event_id,
+            type=link.type,
+            schema_version=link.schema_version,
+            recorded_at=link.recorded_at,
+            prev_hash=link.prev_hash,
+            hash=link.hash,
+            payload=item.event.payload,
         )
-        recorded.append(
-            RecordedEvent(
-                position=0,  # assigned by the database, filled in below
-                session_id=session_id,
-                seq=seq,
-                event_id=item.event.event_id,
-                type=item.type,
-                schema_version=item.schema_version,
-                recorded_at=recorded_at,
-                prev_hash=prev_hash,
-                hash=digest,
-                payload=item.event.payload,
-            )
-        )
-        prev_hash = digest
+        for link, item in zip(links, batch, strict=True)
+    ]
+    prev_hash = links[-1].hash
 
     if head is None:
         started = batch[0].event.payload
@@ -253,6 +246,42 @@ def _append_once(
         replace(event, position=position)
         for event, position in zip(recorded, positions, strict=True)
     ]
+
+
+def chain(
+    session_id: str,
+    batch: Sequence[Encoded],
+    after_seq: int,
+    prev_hash: str,
+    times: Sequence[datetime],
+) -> list[ChainLink]:
+    """`batch` as the links that follow `after_seq` (whose hash is `prev_hash`), recorded at
+    `times`: each event's hash covers the one before it. The payload is the stored JSON."""
+    links = []
+    for seq, (item, recorded_at) in enumerate(zip(batch, times, strict=True), after_seq + 1):
+        digest = event_hash(
+            prev_hash=prev_hash,
+            event_id=item.event.event_id,
+            session_id=session_id,
+            seq=seq,
+            event_type=item.type,
+            schema_version=item.schema_version,
+            recorded_at=recorded_at,
+            payload_json=item.payload_json,
+        )
+        link = ChainLink(
+            seq=seq,
+            event_id=item.event.event_id,
+            type=item.type,
+            schema_version=item.schema_version,
+            recorded_at=recorded_at,
+            prev_hash=prev_hash,
+            hash=digest,
+            payload=item.data,
+        )
+        links.append(link)
+        prev_hash = digest
+    return links
 
 
 def _check_session_start(

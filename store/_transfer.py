@@ -24,11 +24,10 @@ from events import (
     SessionStarted,
     canonical_json,
     decode_payload,
-    event_hash,
     format_timestamp,
     verify_chain,
 )
-from store._append import Encoded, check_session_id, head_seq
+from store._append import Encoded, chain, check_session_id, head_seq
 from store._engine import WRITE, EncodedJson
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
 from store._importers import json_object
@@ -109,35 +108,12 @@ def dated_links(
     """The hash chain of a new session whose events happened at `times` (an imported
     transcript's own): each time is kept unless it would go back before the one before it; an
     event without one takes its predecessor's (the first, `now`)."""
-    links = []
-    prev_hash = GENESIS_HASH
+    kept: list[datetime] = []
     previous = next((t for t in times if t is not None), now)
-    for seq, (item, time) in enumerate(zip(batch, times, strict=True), start=1):
-        recorded_at = max(time or previous, previous)
-        digest = event_hash(
-            prev_hash=prev_hash,
-            event_id=item.event.event_id,
-            session_id=session_id,
-            seq=seq,
-            event_type=item.type,
-            schema_version=item.schema_version,
-            recorded_at=recorded_at,
-            payload_json=item.payload_json,
-        )
-        links.append(
-            ChainLink(
-                seq=seq,
-                event_id=item.event.event_id,
-                type=item.type,
-                schema_version=item.schema_version,
-                recorded_at=recorded_at,
-                prev_hash=prev_hash,
-                hash=digest,
-                payload=json.loads(item.payload_json),
-            )
-        )
-        prev_hash, previous = digest, recorded_at
-    return links
+    for time in times:
+        previous = max(time or previous, previous)
+        kept.append(previous)
+    return chain(session_id, batch, 0, GENESIS_HASH, kept)
 
 
 def insert_links(engine: Engine, session_id: str, links: list[ChainLink]) -> None:
