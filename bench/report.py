@@ -34,6 +34,9 @@ def rows(cfg: Config) -> list[tuple[str, str, str]]:
     if cfg.managed:
         out.append(("managed_resume", f"2. Resume managed {k(cfg.managed)}-event session", "ms"))
         out.append(("managed_scratch", "2. … folding from the first event", "ms"))
+        out.append(
+            ("managed_replay", f"3. Replay: the middle of the managed {k(cfg.managed)}", "ms")
+        )
     out.append(
         ("replay", f"3. Replay: context at msg {k(cfg.single // 2)} of {k(cfg.single)}", "ms")
     )

@@ -248,6 +248,15 @@ def managed_run(store: Store, folder: Path, cfg: Config, results: Results, log: 
     ]
     results.add("managed_resume", name, statistics.median(times))
     results.add("managed_scratch", name, statistics.median(scratch))
+    other = fresh(store)
+    other.open(path)
+    try:
+        middle = cfg.managed // 2 - 1  # replay() takes a message index: event index + 1
+        other.replay("managed", middle)  # warm: the handle
+        replays = _median_ms(cfg.repeats, lambda: other.replay("managed", middle))
+        results.add("managed_replay", name, replays)
+    finally:
+        other.close()
 
 
 def multi_run(store: Store, folder: Path, cfg: Config, results: Results, run: int) -> None:
