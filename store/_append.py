@@ -11,10 +11,10 @@ an error. The common path is therefore one SELECT, one UPDATE (or INSERT) and on
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -317,6 +317,9 @@ class _SqliteWrites:
 
 
 class _Compiled:
+    """A Core statement compiled for one dialect: its SQL, and its parameters in order with
+    the bind processors SQLAlchemy itself would apply (its compiler's, read once)."""
+
     def __init__(
         self, statement: sa.ClauseElement, dialect: sa.Dialect, columns: list[str] | None = None
     ) -> None:
@@ -335,9 +338,15 @@ class _Compiled:
         ]
 
 
-@cache
+_WRITES: weakref.WeakKeyDictionary[sa.Dialect, _SqliteWrites] = weakref.WeakKeyDictionary()
+
+
 def _sqlite_writes(dialect: sa.Dialect) -> _SqliteWrites:
-    return _SqliteWrites(dialect)
+    """One compiled pair per engine's dialect, gone with the engine."""
+    writes = _WRITES.get(dialect)
+    if writes is None:
+        writes = _WRITES[dialect] = _SqliteWrites(dialect)
+    return writes
 
 
 def _check_session_start(
