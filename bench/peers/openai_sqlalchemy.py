@@ -8,12 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.mix import Msg, openai_items
-from bench.peers import NotSupported, Store, probe
+from bench.peers import probe
 from bench.peers._aio import Loop
+from bench.peers.openai_sqlite import AgentsSQLiteSession
 
 
-class AgentsSQLAlchemySession(Store):
+class AgentsSQLAlchemySession(AgentsSQLiteSession):
+    """The same item-list adapter as `AgentsSQLiteSession`; only how sessions are made differs."""
+
     name = "agents SQLAlchemySession"
     package = "openai-agents, aiosqlite"
     durability = "WAL, synchronous=FULL (SQLite default)"
@@ -33,7 +35,7 @@ class AgentsSQLAlchemySession(Store):
         self._loop = Loop()
         self._engine = create_async_engine(self._url)
 
-    def close(self) -> None:
+    def close(self) -> None:  # the engine, not each session, holds the connections
         self._sessions.clear()
         if self._loop is not None:
             self._loop.run(self._engine.dispose())
@@ -49,18 +51,3 @@ class AgentsSQLAlchemySession(Store):
                 session_id, engine=self._engine, create_tables=True
             )
         return self._sessions[session_id]
-
-    def new_session(self, session_id: str) -> Any:
-        return self._session(session_id)
-
-    def append(self, handle: Any, msg: Msg) -> None:
-        self._loop.run(handle.add_items(openai_items(msg)))
-
-    def load(self, handle: Any) -> int:
-        return len(self._loop.run(handle.get_items()))
-
-    def resume(self, session_id: str) -> int:
-        return self.load(self._session(session_id))
-
-    def replay(self, session_id: str, index: int) -> int:
-        raise NotSupported("keeps only the current item list (pop_item/compaction delete rows)")
