@@ -141,12 +141,11 @@ def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, Messa
         by_session.setdefault(session_id, []).append(seq)
     found: dict[EventRef, Message] = {}
     for session_id, seqs in by_session.items():
-        for start in range(0, len(seqs), _REFS_PER_QUERY):
-            chunk = seqs[start : start + _REFS_PER_QUERY]
-            query = sa.select(
-                events.c.seq, events.c.type, events.c.schema_version, PAYLOAD_TEXT
-            ).where(events.c.session_id == session_id, events.c.seq.in_(chunk))
+        wanted = set(seqs)
+        for query in _message_queries(session_id, sorted(wanted)):
             for row in conn.execute(query):
+                if row.seq not in wanted:
+                    continue  # a range scan also reads the events between
                 payload = decode_payload_json(row.type, row.schema_version, row.payload_text)
                 if isinstance(payload, MessageAppended):
                     found[(session_id, row.seq)] = payload.message
@@ -155,6 +154,20 @@ def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, Messa
                 else:
                     raise InvalidEvent(f"{session_id} seq {row.seq} holds no message")
     return found
+
+
+def _message_queries(session_id: str, seqs: list[int]) -> Iterator[sa.Select[Any]]:
+    """Where most events of a stretch are wanted (a context nothing was compacted out of), one
+    range scan reads them faster than lookups by key; sparse ones are looked up in chunks."""
+    columns = (events.c.seq, events.c.type, events.c.schema_version, PAYLOAD_TEXT)
+    mine = events.c.session_id == session_id
+    if len(seqs) * 2 >= seqs[-1] - seqs[0] + 1:
+        yield sa.select(*columns).where(mine, events.c.seq.between(seqs[0], seqs[-1]))
+        return
+    for start in range(0, len(seqs), _REFS_PER_QUERY):
+        yield sa.select(*columns).where(
+            mine, events.c.seq.in_(seqs[start : start + _REFS_PER_QUERY])
+        )
 
 
 def save_snapshot(engine: sa.Engine, fold: ContextFold, now: datetime) -> None:
