@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -184,21 +184,6 @@ def _append_once(
     recorded_at = max(now, as_utc(head.updated_at)) if head is not None else now
     prev_hash = head.head_hash if head is not None else GENESIS_HASH
     links = chain(session_id, batch, head_seq, prev_hash, [recorded_at] * len(batch))
-    recorded = [
-        RecordedEvent(
-            position=0,  # assigned by the database, filled in below
-            session_id=session_id,
-            seq=link.seq,
-            event_id=link.event_id,
-            type=link.type,
-            schema_version=link.schema_version,
-            recorded_at=link.recorded_at,
-            prev_hash=link.prev_hash,
-            hash=link.hash,
-            payload=item.event.payload,
-        )
-        for link, item in zip(links, batch, strict=True)
-    ]
     prev_hash = links[-1].hash
 
     if head is None:
@@ -224,18 +209,8 @@ def _append_once(
         "new_time": recorded_at,
     }
     rows = [
-        {
-            "session_id": event.session_id,
-            "seq": event.seq,
-            "event_id": event.event_id,
-            "type": event.type,
-            "schema_version": event.schema_version,
-            "payload": EncodedJson(item.payload_json.decode("utf-8")),
-            "recorded_at": event.recorded_at,
-            "prev_hash": event.prev_hash,
-            "hash": event.hash,
-        }
-        for event, item in zip(recorded, batch, strict=True)
+        event_row(session_id, link, item.payload_json)
+        for link, item in zip(links, batch, strict=True)
     ]
     if conn.dialect.name == "sqlite":
         positions = _sqlite_writes(conn.dialect).write(conn, None if head is None else move, rows)
@@ -244,9 +219,35 @@ def _append_once(
             raise _LostRace
         positions = list(conn.execute(_INSERT_EVENTS, rows).scalars())
     return [
-        replace(event, position=position)
-        for event, position in zip(recorded, positions, strict=True)
+        RecordedEvent(
+            position=position,
+            session_id=session_id,
+            seq=link.seq,
+            event_id=link.event_id,
+            type=link.type,
+            schema_version=link.schema_version,
+            recorded_at=link.recorded_at,
+            prev_hash=link.prev_hash,
+            hash=link.hash,
+            payload=item.event.payload,
+        )
+        for link, item, position in zip(links, batch, positions, strict=True)
     ]
+
+
+def event_row(session_id: str, link: ChainLink, payload_json: bytes) -> dict[str, Any]:
+    """The `events` row of one link; `payload_json` is its canonical JSON, stored as is."""
+    return {
+        "session_id": session_id,
+        "seq": link.seq,
+        "event_id": link.event_id,
+        "type": link.type,
+        "schema_version": link.schema_version,
+        "payload": EncodedJson(payload_json.decode("utf-8")),
+        "recorded_at": link.recorded_at,
+        "prev_hash": link.prev_hash,
+        "hash": link.hash,
+    }
 
 
 def chain(

@@ -27,8 +27,8 @@ from events import (
     format_timestamp,
     verify_chain,
 )
-from store._append import Encoded, chain, check_session_id, head_seq
-from store._engine import WRITE, EncodedJson
+from store._append import Encoded, chain, check_session_id, event_row, head_seq
+from store._engine import WRITE
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
 from store._importers import json_object
 from store._rows import as_utc
@@ -138,7 +138,7 @@ def insert_links(engine: Engine, session_id: str, links: list[ChainLink]) -> Non
                 updated_at=links[-1].recorded_at,
             )
         )
-        rows = [_row(session_id, link) for link in links]
+        rows = [event_row(session_id, link, canonical_json(link.payload)) for link in links]
         for start in range(0, len(rows), _INSERT_CHUNK):
             conn.execute(events.insert(), rows[start : start + _INSERT_CHUNK])
 
@@ -157,20 +157,6 @@ def _check_parent(conn: sa.Connection, started: SessionStarted) -> None:
             "does not hold: import that session first",
             1,
         )
-
-
-def _row(session_id: str, link: ChainLink) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "seq": link.seq,
-        "event_id": link.event_id,
-        "type": link.type,
-        "schema_version": link.schema_version,
-        "payload": EncodedJson(canonical_json(link.payload).decode("utf-8")),
-        "recorded_at": link.recorded_at,
-        "prev_hash": link.prev_hash,
-        "hash": link.hash,
-    }
 
 
 def _envelope(text: str, number: int) -> dict[str, Any]:
