@@ -143,16 +143,16 @@ def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, Messa
     for session_id, seqs in by_session.items():
         wanted = set(seqs)
         for query in _message_queries(session_id, sorted(wanted)):
-            for row in conn.execute(query):
-                if row.seq not in wanted:
+            for seq, event_type, version, text in conn.execute(query):  # unpacked: see _rows
+                if seq not in wanted:
                     continue  # a range scan also reads the events between
-                payload = decode_payload_json(row.type, row.schema_version, row.payload_text)
+                payload = decode_payload_json(event_type, version, text)
                 if isinstance(payload, MessageAppended):
-                    found[(session_id, row.seq)] = payload.message
+                    found[(session_id, seq)] = payload.message
                 elif isinstance(payload, ContextCompacted):
-                    found[(session_id, row.seq)] = payload.summary
+                    found[(session_id, seq)] = payload.summary
                 else:
-                    raise InvalidEvent(f"{session_id} seq {row.seq} holds no message")
+                    raise InvalidEvent(f"{session_id} seq {seq} holds no message")
     return found
 
 
