@@ -78,6 +78,9 @@ class _Entry:
     ref: EventRef
     summary: bool
     tokens: int = 0
+    shown: LiveMessage | None = None
+    """The message as last rendered; reset whenever what it shows may change (`_recount`, a
+    pin), so an agent loop's `context()` after each append renders only the new message."""
 
 
 @dataclass(slots=True)
@@ -137,8 +140,11 @@ class ContextFold:
         elif isinstance(payload, MessagePinned):
             if payload.message_id in self._entries:
                 self.pinned.add(payload.message_id)
+                self._entries[payload.message_id].shown = None
         elif isinstance(payload, MessageUnpinned):
             self.pinned.discard(payload.message_id)
+            if payload.message_id in self._entries:
+                self._entries[payload.message_id].shown = None
         if isinstance(payload, ContextCompacted):
             self.last_compaction = (event.seq, self.tokens)
         if change.removed or change.pruned or change.restored:
@@ -239,6 +245,7 @@ class ContextFold:
         tokens = sum(self._part_tokens(part) for part in entry.message.parts)
         self.tokens += tokens - entry.tokens
         entry.tokens = tokens
+        entry.shown = None  # a pruned or restored output changes how the message shows
 
     def _part_tokens(self, part: Part) -> int:
         if not isinstance(part, ToolResultPart):
@@ -307,7 +314,14 @@ class ContextFold:
     def live_messages(self, *, restore_pruned: bool = False) -> tuple[LiveMessage, ...]:
         """The live context as the model is shown it; with `restore_pruned`, every tool result
         shows its full original output instead."""
-        return tuple(self._live_message(entry, restore_pruned) for entry in self._entries.values())
+        if restore_pruned:
+            return tuple(self._live_message(entry, True) for entry in self._entries.values())
+        return tuple(self._shown(entry) for entry in self._entries.values())
+
+    def _shown(self, entry: _Entry) -> LiveMessage:
+        if entry.shown is None:
+            entry.shown = self._live_message(entry, False)
+        return entry.shown
 
     def _live_message(self, entry: _Entry, restore_pruned: bool) -> LiveMessage:
         message = entry.message

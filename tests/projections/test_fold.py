@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from events import (
     Message,
@@ -231,3 +233,34 @@ def test_timeline_rows_say_what_each_event_did() -> None:
     ]
     assert rows[1].added == ("sys",)
     assert rows[7].pruned == ("t1.r",)
+
+
+_CHANGES = [
+    OutputsPruned(part_ids=("t1.r",), placeholder="-", placeholder_tokens=1, tokens_freed=99),
+    OutputsPruned(part_ids=("t2.r",), placeholder="~", placeholder_tokens=2, tokens_freed=28),
+    OutputsRestored(part_ids=("t1.r",)),
+    OutputsRestored(part_ids=("t1.r", "t2.r")),
+    MessagePinned(message_id="u1"),
+    MessagePinned(message_id="t1"),
+    MessageUnpinned(message_id="u1"),
+    MessageUnpinned(message_id="t1"),
+    MessagesReverted(after_message_id="t1", reverted_message_ids=("a2", "t2")),
+]
+
+
+@given(st.lists(st.sampled_from(range(len(_CHANGES) + 1)), max_size=12))
+def test_a_fold_rendered_after_every_event_matches_a_fresh_fold(picks: list[int]) -> None:
+    """The fold keeps each message as last rendered; every prune, restore, pin, compaction
+    and revert must show in the next render exactly as a fresh fold of the same events."""
+    log = coding_session()
+    for pick in picks:
+        if pick < len(_CHANGES):
+            log.add(_CHANGES[pick])
+        else:  # a compaction, then the conversation goes on
+            summary = Message(id=f"sum{len(log.events)}", role="user", parts=(TextPart(text="s"),))
+            log.add(compaction(summary, "a2", ("u1", "a1", "t1"), tokens_before=0, tokens_after=0))
+            log.text("user", "go on", 2, f"u{len(log.events)}")
+    live = ContextFold()
+    for n, event in enumerate(log.events, start=1):
+        live.apply(event)
+        assert context_of(live) == context_of(fold_events(log.events[:n]))
