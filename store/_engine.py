@@ -119,4 +119,7 @@ def _use_explicit_transactions(
     @sa.event.listens_for(engine, "begin")
     def begin(connection: sa.Connection) -> None:
         write = connection.get_execution_options().get(WRITE, False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        # On the sqlite3 connection itself: through SQLAlchemy's statement machinery this
+        # BEGIN was a tenth of an append (about 45 of 500 us, measured A/B in one process).
+        driver: Any = connection.connection.driver_connection
+        driver.execute("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -60,7 +60,8 @@ class SessionStoreNormal(Store):
     def load(self, handle: Any) -> int:
         session: Session = handle
         # An agent loop calls context() once after each append, so the handle's cache of the
-        # last context never helps it: time the build, as the first call after an append is.
+        # last context never helps it: time the build, as the first call after an append is
+        # (the fold still keeps the messages it rendered before; only new ones are rendered).
         session._live = None
         return len(session.context().messages)
 
