@@ -5,11 +5,14 @@ Optimistic concurrency: the transaction reads the session head and moves it with
 unique `(session_id, seq)` key is the backstop. Idempotency is decided only when something
 collides (a stale version or a unique-key violation): the batch's `event_id`s are looked up
 and, when all are stored with identical content, the stored events are returned instead of
-an error. The common path is therefore one SELECT, one UPDATE (or INSERT) and one INSERT.
+an error. The common path is therefore one SELECT, one UPDATE (or INSERT) and one INSERT; a
+`Session`, whose fold knows the head, skips the SELECT (and on SQLite runs the transaction on
+the sqlite3 connection itself).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -143,6 +146,16 @@ def append(
     known_head: KnownHead | None = None,
 ) -> list[RecordedEvent]:
     """Append `batch` after the session's head, atomically; see the module docstring."""
+    if (
+        known_head is not None
+        and expected_version == known_head.head_seq
+        and engine.dialect.name == "sqlite"
+        and batch[0].type != "SessionStarted"
+    ):
+        try:
+            return _append_known_head_sqlite(engine, session_id, batch, known_head, clock)
+        except _LostRace:
+            pass  # another writer moved the head: the general path reads it and says so
     for _ in range(_ANY_VERSION_ATTEMPTS):
         try:
             with engine.connect().execution_options(**{WRITE: True}) as conn, conn.begin():
@@ -157,6 +170,36 @@ def append(
                         session_id, expected_version, head_seq(conn, session_id)
                     ) from None
     raise ConcurrencyError(session_id, -1, -1)  # pragma: no cover - needs 20 lost races in a row
+
+
+def _append_known_head_sqlite(
+    engine: Engine, session_id: str, batch: list[Encoded], head: KnownHead, clock: Clock
+) -> list[RecordedEvent]:
+    """A `Session`'s append on SQLite, whose fold knows the head: nothing to read, so the whole
+    transaction runs on the sqlite3 connection. SQLAlchemy's Connection and transaction objects
+    were a quarter of such an append (about 90 of 375 us); the writes are the same either way."""
+    pooled = engine.raw_connection()
+    try:
+        driver: sqlite3.Connection = pooled.driver_connection  # type: ignore[assignment]
+        try:
+            driver.execute("BEGIN IMMEDIATE")
+            recorded = _write_after(
+                session_id,
+                batch,
+                head,
+                clock,
+                lambda move, rows: _sqlite_writes(engine.dialect).write(driver, move, rows),
+            )
+            driver.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                driver.execute("ROLLBACK")
+            raise
+    except sqlite3.OperationalError as exc:  # locked past the busy timeout, disk errors
+        raise sa.exc.OperationalError("append", None, exc) from exc
+    finally:
+        pooled.close()
+    return recorded
 
 
 def _append_once(
@@ -180,44 +223,59 @@ def _append_once(
         raise ConcurrencyError(session_id, expected_version, head_seq)
     _check_session_start(conn, session_id, batch, is_new=head is None)
 
+    def write(move: dict[str, Any] | None, rows: list[dict[str, Any]]) -> list[int]:
+        if move is None:  # a new session: its row first
+            started = batch[0].event.payload
+            assert isinstance(started, SessionStarted)
+            conn.execute(
+                sessions.insert().values(
+                    id=session_id,
+                    title=started.title,
+                    head_seq=len(batch),
+                    head_hash=rows[-1]["hash"],
+                    parent_id=started.parent_session_id,
+                    parent_seq=started.parent_seq,
+                    created_at=rows[0]["recorded_at"],
+                    updated_at=rows[0]["recorded_at"],
+                )
+            )
+        if conn.dialect.name == "sqlite":
+            driver: Any = conn.connection.driver_connection
+            return _sqlite_writes(conn.dialect).write(driver, move, rows)
+        if move is not None and conn.execute(_MOVE_HEAD, move).rowcount != 1:
+            raise _LostRace
+        return list(conn.execute(_INSERT_EVENTS, rows).scalars())
+
+    return _write_after(session_id, batch, head, clock, write)
+
+
+Write = Callable[[dict[str, Any] | None, list[dict[str, Any]]], list[int]]
+"""Writes the rows of a batch and moves the head (`None`: a new session); gives positions."""
+
+
+def _write_after(
+    session_id: str, batch: list[Encoded], head: Any, clock: Clock, write: Write
+) -> list[RecordedEvent]:
+    """Chain `batch` after `head` (`None` for a new session) and write it with `write`."""
     now = clock().astimezone(UTC)
     recorded_at = max(now, as_utc(head.updated_at)) if head is not None else now
+    head_seq = head.head_seq if head is not None else 0
     prev_hash = head.head_hash if head is not None else GENESIS_HASH
     links = chain(session_id, batch, head_seq, prev_hash, [recorded_at] * len(batch))
-    prev_hash = links[-1].hash
-
-    if head is None:
-        started = batch[0].event.payload
-        assert isinstance(started, SessionStarted)
-        conn.execute(
-            sessions.insert().values(
-                id=session_id,
-                title=started.title,
-                head_seq=head_seq + len(batch),
-                head_hash=prev_hash,
-                parent_id=started.parent_session_id,
-                parent_seq=started.parent_seq,
-                created_at=recorded_at,
-                updated_at=recorded_at,
-            )
-        )
-    move = {
-        "session_id": session_id,
-        "read_seq": head_seq,
-        "new_seq": head_seq + len(batch),
-        "new_hash": prev_hash,
-        "new_time": recorded_at,
-    }
+    move = None
+    if head is not None:
+        move = {
+            "session_id": session_id,
+            "read_seq": head_seq,
+            "new_seq": head_seq + len(batch),
+            "new_hash": links[-1].hash,
+            "new_time": recorded_at,
+        }
     rows = [
         event_row(session_id, link, item.payload_json)
         for link, item in zip(links, batch, strict=True)
     ]
-    if conn.dialect.name == "sqlite":
-        positions = _sqlite_writes(conn.dialect).write(conn, None if head is None else move, rows)
-    else:
-        if head is not None and conn.execute(_MOVE_HEAD, move).rowcount != 1:
-            raise _LostRace
-        positions = list(conn.execute(_INSERT_EVENTS, rows).scalars())
+    positions = write(move, rows)
     return [
         RecordedEvent(
             position=position,
@@ -298,9 +356,9 @@ class _SqliteWrites:
         self._insert = _Compiled(events.insert(), dialect, columns)
 
     def write(
-        self, conn: sa.Connection, move: dict[str, Any] | None, rows: list[dict[str, Any]]
+        self, driver: sqlite3.Connection, move: dict[str, Any] | None, rows: list[dict[str, Any]]
     ) -> list[int]:
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = driver.cursor()
         try:
             if move is not None:
                 cursor.execute(self._move.sql, self._move.params(move))
@@ -309,6 +367,7 @@ class _SqliteWrites:
             positions = []
             for row in rows:
                 cursor.execute(self._insert.sql, self._insert.params(row))
+                assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
                 positions.append(cursor.lastrowid)
             return positions
         except sqlite3.IntegrityError:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 
 from events import MessageAppended
-from store import ConcurrencyError, SessionStore, UnknownSession
+from store import ConcurrencyError, DatabaseUnavailable, SessionStore, UnknownSession
 from tests.builders import started, user
 from tests.conftest import Backend
 
@@ -97,3 +99,60 @@ def test_racing_writers_all_land_exactly_once_with_a_valid_chain(backend: Backen
         texts = sorted(part.text for m in messages for part in m.parts if part.type == "text")
         assert texts == sorted(f"w{i}-{n}" for i in range(writers) for n in range(per_writer))
         assert check.verify("race").ok
+
+
+def test_racing_session_handles_all_land_exactly_once(backend: Backend) -> None:
+    """Session handles append after the head their fold knows (on SQLite, straight through the
+    sqlite3 connection); a handle that lost the race is told, refreshes and retries."""
+    writers, per_writer = 3, 10
+    with SessionStore(backend.url) as setup:
+        session_id = setup.create_session(model="m").id
+    failures: list[BaseException] = []
+
+    def write(name: str) -> None:
+        try:
+            with SessionStore(backend.url) as own:
+                handle = own.session(session_id)
+                for n in range(per_writer):
+                    while True:
+                        try:
+                            handle.append_user(f"{name}-{n}")
+                            break
+                        except ConcurrencyError:
+                            handle.refresh()
+        except BaseException as exc:  # surfaced below: a thread's error must fail the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(f"w{i}",)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert failures == []
+    with SessionStore(backend.url) as check:
+        context = check.session(session_id).context()
+        texts = sorted(m.parts[0].text for m in context.messages)  # type: ignore[union-attr]
+        assert texts == sorted(f"w{i}-{n}" for i in range(writers) for n in range(per_writer))
+        assert check.version(session_id) == writers * per_writer + 1
+        assert check.verify(session_id).ok
+
+
+def test_an_append_that_cannot_get_the_sqlite_write_lock_fails_cleanly(tmp_path: Path) -> None:
+    """A writer holding SQLite's lock past the busy timeout: the append is a clear
+    `DatabaseUnavailable`, nothing is written, and the handle works once the lock is gone."""
+    url = f"sqlite:///{tmp_path / 'locked.db'}"
+    with SessionStore(url, busy_timeout_ms=50) as store:
+        session = store.create_session(model="m")
+        session.append_user("before the lock")
+        other = sqlite3.connect(tmp_path / "locked.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(DatabaseUnavailable, match="database is locked"):
+            session.append_user("while locked")
+        other.execute("ROLLBACK")
+        other.close()
+        assert store.version(session.id) == session.version == 2
+        session.append_user("after the lock")
+        assert store.verify(session.id).ok
+        texts = [m.parts[0].text for m in store.session(session.id).context().messages]  # type: ignore[union-attr]
+        assert texts == ["before the lock", "after the lock"]
