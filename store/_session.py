@@ -440,6 +440,9 @@ class Session:
     # internals
 
     def _catch_up(self) -> None:
+        """Fold in what other handles appended since; when nothing is new, one small read."""
+        if self._store.version(self.id) == self.version:
+            return
         for event in self._store.read(self.id, from_seq=self.version + 1):
             self._fold.apply(event)
 
