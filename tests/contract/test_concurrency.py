@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,29 +70,19 @@ def test_racing_writers_all_land_exactly_once_with_a_valid_chain(backend: Backen
     with SessionStore(backend.url) as setup:
         setup.append("race", [started()], expected_version=0)
     conflicts: list[int] = []
-    failures: list[BaseException] = []
 
     def write(name: str) -> None:
-        try:
-            with SessionStore(backend.url) as own:
-                for n in range(per_writer):
-                    while True:
-                        version = own.version("race")
-                        try:
-                            own.append("race", [user(f"{name}-{n}")], expected_version=version)
-                            break
-                        except ConcurrencyError:
-                            conflicts.append(1)
-        except BaseException as exc:  # surfaced below: a thread's error must fail the test
-            failures.append(exc)
+        with SessionStore(backend.url) as own:
+            for n in range(per_writer):
+                while True:
+                    version = own.version("race")
+                    try:
+                        own.append("race", [user(f"{name}-{n}")], expected_version=version)
+                        break
+                    except ConcurrencyError:
+                        conflicts.append(1)
 
-    threads = [threading.Thread(target=write, args=(f"w{i}",)) for i in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert failures == []
+    assert race(write, writers) == []
     with SessionStore(backend.url) as check:
         stored = check.read("race")
         assert [e.seq for e in stored] == list(range(1, writers * per_writer + 2))
@@ -107,29 +98,19 @@ def test_racing_session_handles_all_land_exactly_once(backend: Backend) -> None:
     writers, per_writer = 3, 10
     with SessionStore(backend.url) as setup:
         session_id = setup.create_session(model="m").id
-    failures: list[BaseException] = []
 
     def write(name: str) -> None:
-        try:
-            with SessionStore(backend.url) as own:
-                handle = own.session(session_id)
-                for n in range(per_writer):
-                    while True:
-                        try:
-                            handle.append_user(f"{name}-{n}")
-                            break
-                        except ConcurrencyError:
-                            handle.refresh()
-        except BaseException as exc:  # surfaced below: a thread's error must fail the test
-            failures.append(exc)
+        with SessionStore(backend.url) as own:
+            handle = own.session(session_id)
+            for n in range(per_writer):
+                while True:
+                    try:
+                        handle.append_user(f"{name}-{n}")
+                        break
+                    except ConcurrencyError:
+                        handle.refresh()
 
-    threads = [threading.Thread(target=write, args=(f"w{i}",)) for i in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert failures == []
+    assert race(write, writers) == []
     with SessionStore(backend.url) as check:
         context = check.session(session_id).context()
         texts = sorted(m.parts[0].text for m in context.messages)  # type: ignore[union-attr]
@@ -156,3 +137,21 @@ def test_an_append_that_cannot_get_the_sqlite_write_lock_fails_cleanly(tmp_path:
         assert store.verify(session.id).ok
         texts = [m.parts[0].text for m in store.session(session.id).context().messages]  # type: ignore[union-attr]
         assert texts == ["before the lock", "after the lock"]
+
+
+def race(write: Callable[[str], None], writers: int) -> list[BaseException]:
+    """Run `write("w0")`, `write("w1")`... in threads at once; the errors they raised."""
+    failures: list[BaseException] = []
+
+    def guarded(name: str) -> None:
+        try:
+            write(name)
+        except BaseException as exc:  # returned: a thread's error must fail the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(f"w{i}",)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures
