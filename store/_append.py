@@ -75,6 +75,7 @@ class Encoded:
 _READ_HEAD = sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
     sessions.c.id == sa.bindparam("session_id")
 )
+_HEAD_SEQ = sa.select(sessions.c.head_seq).where(sessions.c.id == sa.bindparam("session_id"))
 _MOVE_HEAD = (
     sessions.update()
     .where(
@@ -431,9 +432,7 @@ def _check_session_start(
 
 def head_seq(conn: sa.Connection, session_id: str) -> int:
     """The session's head seq; `UnknownSession` when there is no such session."""
-    head = conn.execute(
-        sa.select(sessions.c.head_seq).where(sessions.c.id == session_id)
-    ).scalar_one_or_none()
+    head = conn.execute(_HEAD_SEQ, {"session_id": session_id}).scalar_one_or_none()
     if head is None:
         raise UnknownSession(session_id)
     return int(head)

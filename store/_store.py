@@ -55,7 +55,6 @@ DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 DEFAULT_SNAPSHOT_EVERY = 100
 
 
-_HEAD_SEQ = sa.select(sessions.c.head_seq).where(sessions.c.id == sa.bindparam("session_id"))
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
 
 
@@ -284,10 +283,7 @@ class SessionStore:
         which a `Session` makes before each read of its state to see other writers' events."""
         check_session_id(session_id)
         with self._database_errors(), self._engine.connect() as conn:
-            seq = conn.execute(_HEAD_SEQ, {"session_id": session_id}).scalar_one_or_none()
-        if seq is None:
-            raise UnknownSession(session_id)
-        return int(seq)
+            return head_seq(conn, session_id)
 
     def session_info(self, session_id: str) -> SessionInfo:
         check_session_id(session_id)
