@@ -35,7 +35,7 @@ from events import (
     encode_payload,
     event_hash,
 )
-from store._engine import WRITE, EncodedJson
+from store._engine import WRITE, EncodedJson, driver_error
 from store._errors import (
     ConcurrencyError,
     IdempotencyError,
@@ -196,8 +196,8 @@ def _append_known_head_sqlite(
             with contextlib.suppress(sqlite3.Error):
                 driver.execute("ROLLBACK")
             raise
-    except sqlite3.OperationalError as exc:  # locked past the busy timeout, disk errors
-        raise sa.exc.OperationalError("append", None, exc) from exc
+    except sqlite3.Error as exc:  # locked past the busy timeout, read-only, full, not a database
+        raise driver_error("append", exc) from exc
     finally:
         pooled.close()
     return recorded
@@ -373,6 +373,8 @@ class _SqliteWrites:
             return positions
         except sqlite3.IntegrityError:
             raise _LostRace from None  # a unique key: another writer took the seq
+        except sqlite3.Error as exc:  # read-only, full, locked: typed like SQLAlchemy's own
+            raise driver_error("append", exc) from exc
         finally:
             cursor.close()
 

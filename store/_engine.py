@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -49,10 +50,16 @@ def resolve_url(url: str | None) -> str:
     return url or os.environ.get(URL_ENV) or DEFAULT_URL
 
 
-def unavailable(url: sa.URL, exc: sa.exc.OperationalError) -> DatabaseUnavailable:
-    """The one-line error for a database that cannot be reached or opened (password hidden)."""
+def unavailable(url: sa.URL, exc: sa.exc.DBAPIError) -> DatabaseUnavailable:
+    """The one-line error for a database that cannot be reached, opened or written (locked,
+    read-only, full, not a database), with the password hidden."""
     reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
     return DatabaseUnavailable(f"{url.render_as_string(hide_password=True)}: {reason}")
+
+
+def shares_one_connection(engine: Engine) -> bool:
+    """Whether every use of `engine` goes through one connection (in-memory SQLite)."""
+    return isinstance(engine.pool, StaticPool)
 
 
 def make_engine(
@@ -90,7 +97,7 @@ def make_engine(
             json_serializer=serialize_json,
         )
     else:
-        folder = Path(str(parsed.database)).expanduser().resolve().parent
+        folder = sqlite_path(parsed).expanduser().resolve().parent
         if not folder.is_dir():
             raise DatabaseUnavailable(f"cannot open {parsed.database}: no folder {folder}")
         engine = sa.create_engine(
@@ -122,4 +129,24 @@ def _use_explicit_transactions(
         # On the sqlite3 connection itself: through SQLAlchemy's statement machinery this
         # BEGIN was a tenth of an append (about 45 of 500 us, measured A/B in one process).
         driver: Any = connection.connection.driver_connection
-        driver.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            driver.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:  # raised outside SQLAlchemy's wrapping of driver errors
+            raise driver_error("BEGIN", exc) from exc
+
+
+def driver_error(statement: str, exc: sqlite3.Error) -> sa.exc.DBAPIError:
+    """A sqlite3 error raised where SQLAlchemy does not wrap it, wrapped as SQLAlchemy would
+    (`OperationalError` for "locked" or "full", `DatabaseError` for "not a database", ...), so
+    the store turns it into its own typed error in one place."""
+    wrapped = sa.exc.DBAPIError.instance(statement, None, exc, sqlite3.Error)
+    assert isinstance(wrapped, sa.exc.DBAPIError)  # a DB-API exception is never re-raised as is
+    return wrapped
+
+
+def sqlite_path(url: sa.URL) -> Path:
+    """The file a SQLite URL opens: its database, or the path of a `file:` URI."""
+    database = str(url.database)
+    if url.query.get("uri") == "true" and database.startswith("file:"):
+        database = database.removeprefix("file:").split("?", 1)[0]
+    return Path(database)

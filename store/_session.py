@@ -9,10 +9,13 @@ appended, so they always show the session as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -57,6 +60,25 @@ from store._truncate import truncate
 
 if TYPE_CHECKING:
     from store._store import SessionStore
+
+log = logging.getLogger("sessionstore")
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialized(
+    method: Callable[Concatenate[Session, _P], _R],
+) -> Callable[Concatenate[Session, _P], _R]:
+    """Run a `Session` method under the handle's lock: a handle shared by threads then reads
+    and decides on one state of its fold at a time (a check plans and appends as one step)."""
+
+    @functools.wraps(method)
+    def serialized(self: Session, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return serialized
 
 
 class ToolCall(BaseModel):
@@ -104,6 +126,7 @@ class Session:
     `.fork(...)`."""
 
     def __init__(self, store: SessionStore, fold: ContextFold, snapshot_seq: int = 0) -> None:
+        self._lock = threading.RLock()
         self._store = store
         self._fold = fold
         self._snapshot_seq = snapshot_seq
@@ -112,6 +135,7 @@ class Session:
         self._fruitless: tuple[int, int] | None = None  # (seq, tokens) of a check that failed
         self._live: tuple[tuple[int, bool], Context] | None = None  # the last context built
         self._config: tuple[SessionStarted, CompressionConfig] | None = None
+        self._stale = False  # the fold missed events that are stored: reload before use
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"
@@ -140,6 +164,7 @@ class Session:
         return self._config[1]
 
     @property
+    @_serialized
     def tokens(self) -> int:
         """The live context's size in tokens: the fold keeps it as events arrive, so this is
         cheap after every append (no context is built, nothing re-tokenized)."""
@@ -167,6 +192,7 @@ class Session:
         parts.extend(call.to_part() for call in tool_calls)
         return self.append_message(Message(role="assistant", parts=tuple(parts), usage=usage))
 
+    @_serialized
     def append_tool_result(
         self, call_id: str, output: str, *, is_error: bool = False, name: str | None = None
     ) -> Message:
@@ -183,6 +209,7 @@ class Session:
         )
         return self.append_message(Message(role="tool", parts=(part,)))
 
+    @_serialized
     def append_message(self, message: Message) -> Message:
         """Append any message; parts without a token count are counted now."""
         self._check_message(message)
@@ -195,6 +222,7 @@ class Session:
 
     # changing what the context shows
 
+    @_serialized
     def restore(self, part_ids: Iterable[str] | None = None) -> RecordedEvent | None:
         """Bring back the original outputs of pruned or truncated tool results (all pruned ones
         when `part_ids` is `None`). Returns the event, or `None` when every part named shows its
@@ -212,6 +240,7 @@ class Session:
             return None
         return self.append_events([OutputsRestored(part_ids=tuple(ids))])[0]
 
+    @_serialized
     def revert(self, to_message_id: str) -> RecordedEvent | None:
         """Undo every message after `to_message_id` (replay still shows them). Results of tool
         calls made at or before it are kept, so the context stays valid for the API."""
@@ -238,6 +267,7 @@ class Session:
         )
         return self.append_events([event])[0]
 
+    @_serialized
     def pin(self, message_id: str) -> RecordedEvent | None:
         """Keep a message through every compaction (the original task, say)."""
         self._catch_up()
@@ -246,13 +276,15 @@ class Session:
             return None
         return self.append_events([MessagePinned(message_id=message_id)])[0]
 
+    @_serialized
     def unpin(self, message_id: str) -> RecordedEvent | None:
         self._catch_up()
         if message_id not in self._fold.pinned:
             return None
         return self.append_events([MessageUnpinned(message_id=message_id)])[0]
 
-    def configure(self, **changes: Any) -> RecordedEvent:
+    @_serialized
+    def configure(self, /, **changes: Any) -> RecordedEvent:
         """Change context-management settings (any `CompressionConfig` field), by an event."""
         config = CompressionConfig.model_validate({**self.config.model_dump(), **changes})
         event = CompressionChanged(compression=config.model_dump(mode="json"))
@@ -260,6 +292,7 @@ class Session:
 
     # keeping the context inside the window
 
+    @_serialized
     def measure(self) -> Measure:
         """How full the context is against its overflow limit, without changing anything."""
         self._catch_up()
@@ -273,6 +306,7 @@ class Session:
         """Call after appending tool results: the same check, recorded as `after_tool`."""
         return self._keep_in_window("after_tool", summarizer)
 
+    @_serialized
     def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
         """Replace old tool outputs by placeholders when that frees at least `minimum_prune`
         tokens (see `plan_prune`). Returns the plan, appended unless `dry_run` or not worth it;
@@ -288,6 +322,7 @@ class Session:
             self.append_events([plan.event(reason)])
         return plan
 
+    @_serialized
     def compact(
         self,
         summarizer: Summarizer | None = None,
@@ -314,6 +349,7 @@ class Session:
             raise CompactionError("the summary is not shorter than what it would replace")
         return self.append_events([event])[0]
 
+    @_serialized
     def _keep_in_window(
         self, point: Literal["before_llm_call", "after_tool"], summarizer: Summarizer | None
     ) -> ContextCheck:
@@ -392,9 +428,12 @@ class Session:
             summarizer=summarizer_name(summarizer),
         )
 
+    @_serialized
     def append_events(self, payloads: Sequence[Payload | NewEvent]) -> list[RecordedEvent]:
         """Append events in one transaction after this handle's version (optimistic
         concurrency), and fold them in. The lower-level door for policies and importers."""
+        if self._stale:
+            self._catch_up()
         fold = self._fold
         assert fold.time is not None
         head = KnownHead(fold.seq, fold.hash, fold.time)
@@ -404,13 +443,20 @@ class Session:
             # already, so catch up with the log rather than fold them twice.
             self._catch_up()
             return recorded
-        for event in recorded:
-            self._fold.apply(event)
+        # The events are stored: from here on nothing may raise, or a caller would retry them.
+        try:
+            for event in recorded:
+                self._fold.apply(event)
+        except Exception:
+            log.exception("could not fold events of %s in; the handle reloads them", self.id)
+            self._stale = True
+            return recorded
         self._snapshot_seq = self._store._after_append(self._fold, self._snapshot_seq, recorded)
         return recorded
 
     # reading
 
+    @_serialized
     def context(self, at: int | datetime | None = None, *, restore_pruned: bool = False) -> Context:
         """The live context now, or as it was right after event `at` (a seq, or the last event
         at or before a time). `restore_pruned=True` shows every tool result's original output;
@@ -433,6 +479,7 @@ class Session:
             start = self._store._fold_at(header.parent_session_id, header.parent_seq)
         return timeline(events, start)
 
+    @_serialized
     def refresh(self) -> None:
         """Catch up with events other handles appended (after a `ConcurrencyError`, say)."""
         self._catch_up()
@@ -441,6 +488,11 @@ class Session:
 
     def _catch_up(self) -> None:
         """Fold in what other handles appended since; when nothing is new, one small read."""
+        if self._stale:  # folding failed after an append: start again from the log
+            self._fold = self._store._fold_at(self.id, self._store.version(self.id))
+            self._live = None
+            self._stale = False
+            return
         if self._store.version(self.id) == self.version:
             return
         for event in self._store.read(self.id, from_seq=self.version + 1):

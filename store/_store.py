@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Literal
@@ -31,7 +32,13 @@ from store._append import (
     encode_batch,
     head_seq,
 )
-from store._engine import SqliteSynchronous, make_engine, resolve_url, unavailable
+from store._engine import (
+    SqliteSynchronous,
+    make_engine,
+    resolve_url,
+    shares_one_connection,
+    unavailable,
+)
 from store._errors import (
     ImportRefused,
     InvalidReplayPoint,
@@ -113,6 +120,11 @@ class SessionStore:
         self._clock = clock
         self._engine = make_engine(
             self.url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
+        )
+        # An in-memory SQLite database lives in one connection, which threads must not use at
+        # once (sqlite3 crashes or nests transactions); every other engine pools connections.
+        self._one_at_a_time: AbstractContextManager[object] = (
+            threading.RLock() if shares_one_connection(self._engine) else nullcontext()
         )
         try:
             with self._database_errors():
@@ -221,12 +233,19 @@ class SessionStore:
         return fold.seq
 
     def _save_snapshot(self, fold: ContextFold) -> None:
-        """Best effort: a snapshot is a cache, and failing to write one must not make the
-        append that triggered it look failed (a caller would retry it)."""
+        """Best effort: a snapshot is a cache, and failing to write one, in any way, must not
+        make the append that triggered it look failed (a caller would retry it)."""
         try:
-            save_snapshot(self._engine, fold, self._clock())
-        except sa.exc.SQLAlchemyError as exc:
-            log.warning("could not save a snapshot of %s at %s: %s", fold.session_id, fold.seq, exc)
+            with self._one_at_a_time:
+                save_snapshot(self._engine, fold, self._clock())
+        except Exception as exc:
+            log.warning(
+                "could not save a snapshot of %s at %s: %s: %s",
+                fold.session_id,
+                fold.seq,
+                type(exc).__name__,
+                str(exc).strip().splitlines()[0] if str(exc).strip() else "",
+            )
 
     # writing
 
@@ -430,8 +449,13 @@ class SessionStore:
 
     @contextmanager
     def _database_errors(self) -> Iterator[None]:
-        """Turn a database that cannot be reached or opened into `DatabaseUnavailable`."""
+        """Turn every driver error of a database that cannot be reached, opened or written
+        (locked past the timeout, read-only, full, not a database) into `DatabaseUnavailable`.
+        Integrity errors are not among them: the append path decides what those mean."""
         try:
-            yield
-        except sa.exc.OperationalError as exc:
+            with self._one_at_a_time:
+                yield
+        except sa.exc.IntegrityError:
+            raise
+        except sa.exc.DBAPIError as exc:
             raise unavailable(self._engine.url, exc) from exc
