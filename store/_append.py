@@ -422,14 +422,45 @@ def _check_session_start(
         return
     if not isinstance(first, SessionStarted):
         raise InvalidEvent(f"a new session starts with a SessionStarted event, not {batch[0].type}")
-    parent = first.parent_session_id
-    if parent is not None:
-        parent_head = head_seq(conn, parent)
-        if first.parent_seq is None or first.parent_seq > parent_head:
-            raise InvalidEvent(
-                f"parent_seq must name an event of {parent!r} (1..{parent_head}), "
-                f"got {first.parent_seq}"
-            )
+    problem = fork_point_problem(conn, first)
+    if problem is not None:
+        raise InvalidEvent(problem)
+
+
+_EVENT_HASH = sa.select(events.c.hash).where(
+    events.c.session_id == sa.bindparam("session_id"), events.c.seq == sa.bindparam("seq")
+)
+
+
+def event_hash_at(conn: sa.Connection, session_id: str, seq: int) -> str | None:
+    """The stored hash of the session's event `seq`, or `None` when there is no such event."""
+    found = conn.execute(_EVENT_HASH, {"session_id": session_id, "seq": seq}).scalar()
+    return None if found is None else str(found)
+
+
+def fork_point_problem(conn: sa.Connection, started: SessionStarted) -> str | None:
+    """Why `started` cannot begin a fork here (`None` when it is no fork, or a good one): a
+    fork names its parent, the seq it continues from and that event's hash, and the parent's
+    event at that seq must have exactly that hash. `UnknownSession` when there is no parent."""
+    parent = started.parent_session_id
+    if parent is None:
+        if (started.parent_seq, started.parent_hash) != (None, None):
+            return "parent_seq and parent_hash go with a parent_session_id"
+        return None
+    parent_head = head_seq(conn, parent)
+    if started.parent_seq is None or started.parent_seq > parent_head:
+        return (
+            f"parent_seq must name an event of {parent!r} (1..{parent_head}), "
+            f"got {started.parent_seq}"
+        )
+    if started.parent_hash is None:
+        return f"a fork of {parent!r} names the parent_hash of the event it continues from"
+    if event_hash_at(conn, parent, started.parent_seq) != started.parent_hash:
+        return (
+            f"the parent {parent!r} has another history: its event {started.parent_seq} "
+            "does not have the parent_hash this fork names"
+        )
+    return None
 
 
 def head_seq(conn: sa.Connection, session_id: str) -> int:

@@ -184,6 +184,7 @@ class SessionStore:
                 "title": title if title is not None else history.header.title,
                 "parent_session_id": session_id,
                 "parent_seq": history.seq,
+                "parent_hash": history.hash,
             }
         )
         fold = self._start(new_id(), started, history)

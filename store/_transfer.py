@@ -27,7 +27,7 @@ from events import (
     format_timestamp,
     verify_chain,
 )
-from store._append import Encoded, chain, check_session_id, event_row, head_seq
+from store._append import Encoded, chain, check_session_id, event_row, fork_point_problem
 from store._engine import WRITE
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
 from store._importers import json_object
@@ -144,19 +144,12 @@ def insert_links(engine: Engine, session_id: str, links: list[ChainLink]) -> Non
 
 
 def _check_parent(conn: sa.Connection, started: SessionStarted) -> None:
-    parent = started.parent_session_id
-    if parent is None:
-        return
     try:
-        parent_head = head_seq(conn, parent)
+        problem = fork_point_problem(conn, started)
     except UnknownSession:
-        parent_head = 0
-    if parent_head < (started.parent_seq or 0):
-        raise ImportRefused(
-            f"the session is a fork of {parent!r} at seq {started.parent_seq}, which this store "
-            "does not hold: import that session first",
-            1,
-        )
+        problem = f"the parent {started.parent_session_id!r} is not in this store"
+    if problem is not None:
+        raise ImportRefused(f"a fork whose parent does not hold: {problem}", 1)
 
 
 def _envelope(text: str, number: int) -> dict[str, Any]:

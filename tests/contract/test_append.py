@@ -142,7 +142,8 @@ def test_a_session_starts_only_once(store: SessionStore, backend: Backend) -> No
 def test_a_fork_names_an_existing_parent_and_seq(store: SessionStore) -> None:
     store.append("parent", conversation(turns=1), expected_version=0)
 
-    fork = SessionStarted(title="fork", parent_session_id="parent", parent_seq=3)
+    at_3 = store.read("parent", from_seq=3, to_seq=3)[0].hash
+    fork = SessionStarted(title="fork", parent_session_id="parent", parent_seq=3, parent_hash=at_3)
     store.append("child", [fork], expected_version=0)
     assert store.session_info("child").parent_id == "parent"
     assert store.session_info("child").parent_seq == 3
@@ -155,6 +156,30 @@ def test_a_fork_names_an_existing_parent_and_seq(store: SessionStore) -> None:
         store.append(
             "c3", [SessionStarted(parent_session_id="parent", parent_seq=9)], expected_version=0
         )
+
+
+def test_a_fork_must_name_the_hash_of_the_parent_event_it_continues(
+    store: SessionStore, backend: Backend
+) -> None:
+    store.append("parent", conversation(turns=1), expected_version=0)
+    at_3 = store.read("parent", from_seq=3, to_seq=3)[0].hash
+    at_2 = store.read("parent", from_seq=2, to_seq=2)[0].hash
+    before = backend.table_rows()
+
+    with pytest.raises(InvalidEvent, match="names the parent_hash"):
+        store.append(
+            "c", [SessionStarted(parent_session_id="parent", parent_seq=3)], expected_version=0
+        )
+    with pytest.raises(InvalidEvent, match="has another history: its event 3"):
+        store.append(
+            "c",
+            [SessionStarted(parent_session_id="parent", parent_seq=3, parent_hash=at_2)],
+            expected_version=0,
+        )
+    with pytest.raises(InvalidEvent, match="go with a parent_session_id"):
+        store.append("c", [SessionStarted(parent_seq=3, parent_hash=at_3)], expected_version=0)
+    assert backend.table_rows() == before
+    assert store.fork("parent", at=3).header.parent_hash == at_3
 
 
 def test_events_of_one_session_never_show_in_another(store: SessionStore) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from events import RecordedEvent
+from events import GENESIS_HASH, RecordedEvent, canonical_json, event_hash
 from store import ImportRefused, Session, SessionExists, SessionStore, ToolCall
 from tests.conftest import Backend, fresh_database
 
@@ -115,11 +116,55 @@ def test_a_fork_needs_its_parent_first(store: SessionStore, tmp_path: Path) -> N
     fork = store.fork(parent.id, at=5)
     fork.append_user("a different path")
     with fresh_database("sqlite", tmp_path) as target_db, SessionStore(target_db.url) as target:
-        with pytest.raises(ImportRefused, match=f"fork of '{parent.id}' at seq 5"):
+        with pytest.raises(ImportRefused, match=f"the parent '{parent.id}' is not in this store"):
             target.import_session(store.export_session(fork.id))
         target.import_session(store.export_session(parent.id))
         imported = target.import_session(store.export_session(fork.id))
         assert imported.context() == fork.context()
+
+
+def rechained(lines: list[str], **started_changes: object) -> list[str]:
+    """An export whose SessionStarted payload is changed and whose chain is recomputed, as an
+    attacker with the file (and our code) would do it."""
+    out, prev = [], GENESIS_HASH
+    for number, line in enumerate(lines):
+        envelope = json.loads(line)
+        if number == 0:
+            envelope["payload"].update(started_changes)
+        envelope["prev_hash"] = prev
+        envelope["hash"] = prev = event_hash(
+            prev_hash=prev,
+            event_id=envelope["event_id"],
+            session_id=envelope["session_id"],
+            seq=envelope["seq"],
+            event_type=envelope["type"],
+            schema_version=envelope["schema_version"],
+            recorded_at=datetime.fromisoformat(envelope["recorded_at"]),
+            payload_json=canonical_json(envelope["payload"]),
+        )
+        out.append(json.dumps(envelope))
+    return out
+
+
+def test_a_crafted_fork_export_cannot_read_another_session(
+    store: SessionStore, backend: Backend, tmp_path: Path
+) -> None:
+    victim = store.create_session(title="private")
+    victim.append_user("my secret plan")
+    with fresh_database("sqlite", tmp_path) as other_db, SessionStore(other_db.url) as other:
+        mine = other.create_session(title="harmless")
+        mine.append_user("hello")
+        lines = list(other.export_session(mine.id))
+    before = backend.table_rows()
+
+    no_hash = rechained(lines, parent_session_id=victim.id, parent_seq=2)
+    with pytest.raises(ImportRefused, match="names the parent_hash"):
+        store.import_session(no_hash)
+    guessed = rechained(lines, parent_session_id=victim.id, parent_seq=2, parent_hash="a" * 64)
+    with pytest.raises(ImportRefused, match="has another history: its event 2"):
+        store.import_session(guessed)
+
+    assert backend.table_rows() == before
 
 
 def test_unicode_line_separators_survive_a_round_trip(store: SessionStore) -> None:
