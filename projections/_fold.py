@@ -45,9 +45,10 @@ from projections._live import (
     shown_result_tokens,
     stored_tokens,
 )
+from projections._snapshot import SnapshotState, snapshot_digest
 
 PROJECTION = "context"
-PROJECTION_VERSION = 2
+PROJECTION_VERSION = 3
 """Bump when the fold or its snapshot shape changes: snapshots of other versions are ignored."""
 
 EventRef = tuple[str, int]
@@ -376,12 +377,12 @@ class ContextFold:
     # snapshots
 
     def to_snapshot(self) -> dict[str, Any]:
-        """The state as JSON, with messages by reference: a snapshot stays small however
-        large the outputs, and the messages are read back from their events."""
+        """The state as JSON (`SnapshotState`), with messages by reference: a snapshot stays
+        small however large the outputs, and the messages are read back from their events."""
         assert self.header is not None and self.time is not None
         sessions = list(dict.fromkeys(entry.ref[0] for entry in self._entries.values()))
         index = {session_id: n for n, session_id in enumerate(sessions)}
-        return {
+        state: dict[str, Any] = {
             "session_id": self.session_id,
             "seq": self.seq,
             "hash": self.hash,
@@ -402,42 +403,45 @@ class ContextFold:
             "usage_base": list(self.usage_base) if self.usage_base else None,
             "last_compaction": list(self.last_compaction) if self.last_compaction else None,
         }
+        state["digest"] = snapshot_digest(state)
+        return state
 
     @staticmethod
-    def snapshot_refs(state: dict[str, Any]) -> list[EventRef]:
-        sessions = state["sessions"]
-        return [(sessions[s], seq) for _, s, seq, _ in state["entries"]]
+    def snapshot_refs(state: SnapshotState) -> list[tuple[EventRef, bool]]:
+        """Where the snapshot's messages are stored, and whether each is a summary."""
+        return [((state.sessions[s], seq), bool(summary)) for _, s, seq, summary in state.entries]
 
     @classmethod
-    def from_snapshot(cls, state: dict[str, Any], messages: dict[EventRef, Message]) -> ContextFold:
-        """Rebuild a fold from `to_snapshot` output and the messages its refs point to."""
+    def from_snapshot(cls, state: SnapshotState, messages: dict[EventRef, Message]) -> ContextFold:
+        """Rebuild a fold from a parsed snapshot and the messages its refs point to;
+        `ValueError` when the two disagree."""
         fold = cls(
-            session_id=state["session_id"],
-            seq=state["seq"],
-            hash=state["hash"],
-            time=datetime.fromisoformat(state["time"]),
-            header=SessionStarted.model_validate(state["header"]),
-            pinned=set(state["pinned"]),
+            session_id=state.session_id,
+            seq=state.seq,
+            hash=state.hash,
+            time=datetime.fromisoformat(state.time),
+            header=state.header,
+            pinned=set(state.pinned),
         )
         fold._pruned = {
             part_id: PruneMark(placeholder, tokens, datetime.fromisoformat(at), reason)
-            for part_id, (placeholder, tokens, at, reason) in state["pruned"].items()
+            for part_id, (placeholder, tokens, at, reason) in state.pruned.items()
         }
-        fold._restored = set(state["restored"])
-        sessions = state["sessions"]
-        for message_id, s, seq, summary in state["entries"]:
-            ref = (sessions[s], seq)
+        fold._restored = set(state.restored)
+        for message_id, s, seq, summary in state.entries:
+            ref = (state.sessions[s], seq)
             message = messages[ref]
-            if message.id != message_id:
+            if message.id != message_id or message.id in fold._entries:
                 raise ValueError(
                     f"snapshot expects message {message_id} at {ref}, not {message.id}"
                 )
             fold._add(message, ref, summary=bool(summary))
-        if fold.tokens != state["tokens"]:
+        if not fold.pinned <= fold._entries.keys():
+            raise ValueError("snapshot pins a message it does not hold")
+        if fold.tokens != state.tokens:
             raise ValueError("snapshot token total does not match its messages")
-        usage_base, last_compaction = state["usage_base"], state["last_compaction"]
-        fold.usage_base = (usage_base[0], usage_base[1]) if usage_base else None
-        fold.last_compaction = (last_compaction[0], last_compaction[1]) if last_compaction else None
+        fold.usage_base = state.usage_base
+        fold.last_compaction = state.last_compaction
         return fold
 
 

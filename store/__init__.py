@@ -17,6 +17,7 @@ from store._errors import (
     DatabaseUnavailable,
     IdempotencyError,
     ImportRefused,
+    InvalidCheckpoint,
     InvalidEvent,
     InvalidReplayPoint,
     InvalidSessionId,
@@ -35,9 +36,11 @@ from store._rows import SessionInfo
 from store._session import ContextCheck, Session, ToolCall
 from store._store import SessionStore
 from store._summarize import ExtractiveSummarizer, OpenAIChatSummarizer, Summarizer
+from store._verify import Checkpoint, SessionHead, VerifyReport
 
 __all__ = [
     "ChainReport",
+    "Checkpoint",
     "CompactionError",
     "CompactionPlan",
     "CompressionConfig",
@@ -48,6 +51,7 @@ __all__ = [
     "ExtractiveSummarizer",
     "IdempotencyError",
     "ImportRefused",
+    "InvalidCheckpoint",
     "InvalidEvent",
     "InvalidReplayPoint",
     "InvalidSessionId",
@@ -63,6 +67,7 @@ __all__ = [
     "SchemaMismatch",
     "Session",
     "SessionExists",
+    "SessionHead",
     "SessionInfo",
     "SessionStore",
     "SessionStoreError",
@@ -75,4 +80,5 @@ __all__ = [
     "UnknownSession",
     "UnsupportedSchemaVersion",
     "Usage",
+    "VerifyReport",
 ]

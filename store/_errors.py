@@ -9,6 +9,7 @@
      ├── InvalidReplayPoint (ValueError)  `at=` outside the session's history
      ├── UnknownEncoding (ValueError)     a tokenizer tiktoken cannot load offline
      ├── ImportRefused (ValueError)       a file to import is malformed or its chain broken
+     ├── InvalidCheckpoint (ValueError)   a checkpoint file `verify --against` cannot read
      ├── SessionExists                    importing a session id the store holds already
      ├── UnknownSession (LookupError)
      ├── NotInContext (LookupError)       a message or part id not in the live context
@@ -16,7 +17,7 @@
      ├── CompactionError                  the summarizer failed or returned no text
      ├── IdempotencyError                 an `event_id` reused for different content
      ├── SchemaMismatch                   the database is not at this code's migration head
-     └── DatabaseUnavailable              the database cannot be opened or reached
+     └── DatabaseUnavailable              the database cannot be opened, reached or written
 
 Every error raised by an append leaves the store exactly as it was.
 """
@@ -31,6 +32,7 @@ __all__ = [
     "DatabaseUnavailable",
     "IdempotencyError",
     "ImportRefused",
+    "InvalidCheckpoint",
     "InvalidEvent",
     "InvalidReplayPoint",
     "InvalidSessionId",
@@ -97,6 +99,10 @@ class ImportRefused(SessionStoreError, ValueError):
         self.unit = unit
 
 
+class InvalidCheckpoint(SessionStoreError, ValueError):
+    """A checkpoint to verify against is not one `Checkpoint.dumps` wrote."""
+
+
 class SessionExists(SessionStoreError):
     """An import names a session id this store holds already; nothing was written."""
 
@@ -138,4 +144,5 @@ class SchemaMismatch(SessionStoreError):
 
 
 class DatabaseUnavailable(SessionStoreError):
-    """The database could not be opened or reached."""
+    """The database could not be opened, reached or written: unreachable, locked past the
+    timeout, read-only, full, or not a database."""

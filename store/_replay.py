@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import ValidationError
 
 from events import (
     ContextCompacted,
@@ -32,6 +31,7 @@ from events import (
 )
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._fold import EventRef
+from projections._snapshot import parse_snapshot
 from store._append import head_seq
 from store._engine import WRITE
 from store._errors import InvalidReplayPoint
@@ -69,77 +69,166 @@ def seq_at_time(conn: sa.Connection, session_id: str, moment: datetime) -> int:
 def load_fold(
     conn: sa.Connection, session_id: str, to_seq: int, *, use_snapshots: bool = True
 ) -> LoadedFold:
-    """The session's context fold right after event `to_seq` (which must exist)."""
-    if use_snapshots:
-        loaded = _from_newest_snapshot(conn, session_id, to_seq)
-        if loaded is not None:
-            return loaded
-    rows = _events(conn, session_id, 1, to_seq)
-    first = next(rows, None)
+    """The session's context fold right after event `to_seq` (which must exist).
+
+    A fork's history is its parent's up to the fork point: the walk goes up the chain of
+    parents (iteratively, so no depth is too deep) until it meets a usable snapshot or a
+    session that is no fork, then folds back down."""
+    below: list[tuple[str, int, RecordedEvent]] = []  # (session, up to seq, its first event)
+    seen: set[str] = set()
+    session, upto = session_id, to_seq
+    fold: ContextFold | None = None
+    snapshot_seq = None
+    while fold is None:
+        if session in seen:
+            raise InvalidEvent(f"the fork chain of {session_id!r} loops back to {session!r}")
+        seen.add(session)
+        if use_snapshots:
+            loaded = _from_newest_snapshot(conn, session, upto)
+            if loaded is not None:
+                fold = loaded.fold
+                snapshot_seq = loaded.snapshot_seq if session == session_id else None
+                break
+        first = _first_event(conn, session, upto)
+        below.append((session, upto, first))
+        parent = _parent(first)
+        if parent is None:
+            fold = ContextFold()
+        else:
+            session, upto = parent
+    for session, upto, first in reversed(below):
+        fold.apply(first)
+        for event in events_of(conn, session, 2, upto):
+            fold.apply(event)
+    return LoadedFold(fold, snapshot_seq)
+
+
+def _first_event(conn: sa.Connection, session_id: str, to_seq: int) -> RecordedEvent:
+    first = next(events_of(conn, session_id, 1, min(to_seq, 1)), None)
     if first is None:
         raise InvalidReplayPoint(f"session {session_id!r} has no event {to_seq}")
+    return first
+
+
+def _parent(first: RecordedEvent) -> tuple[str, int] | None:
+    """(parent session, fork point) when the session starting with `first` is a fork."""
     started = first.payload
-    fold = ContextFold()
     if isinstance(started, SessionStarted) and started.parent_session_id is not None:
-        assert started.parent_seq is not None
-        parent = load_fold(
-            conn, started.parent_session_id, started.parent_seq, use_snapshots=use_snapshots
-        )
-        fold = parent.fold
-    fold.apply(first)
-    for event in rows:
-        fold.apply(event)
-    return LoadedFold(fold, None)
+        assert started.parent_seq is not None  # SessionStarted's own validation
+        return started.parent_session_id, started.parent_seq
+    return None
 
 
-def _events(
+_EVENTS_BETWEEN = (
+    sa.select(*EVENT_ROW)
+    .where(
+        events.c.session_id == sa.bindparam("session_id"),
+        events.c.seq.between(sa.bindparam("from_seq"), sa.bindparam("to_seq")),
+    )
+    .order_by(events.c.seq)
+)
+# Built once: a fork chain thousands deep runs these once per level, and a fresh statement's
+# building and cache keying cost more than the query.
+_NEWEST_SNAPSHOT = (
+    sa.select(snapshots.c.seq, sa.cast(snapshots.c.state, sa.Text))
+    .where(
+        snapshots.c.session_id == sa.bindparam("session_id"),
+        snapshots.c.projection == PROJECTION,
+        snapshots.c.projection_version == PROJECTION_VERSION,
+        snapshots.c.seq <= sa.bindparam("to_seq"),
+    )
+    .order_by(snapshots.c.seq.desc())
+    .limit(1)
+)
+
+
+def events_of(
     conn: sa.Connection, session_id: str, from_seq: int, to_seq: int
 ) -> Iterator[RecordedEvent]:
-    query = (
-        sa.select(*EVENT_ROW)
-        .where(events.c.session_id == session_id, events.c.seq.between(from_seq, to_seq))
-        .order_by(events.c.seq)
-    )
-    for row in conn.execution_options(yield_per=500).execute(query):
+    """The session's events from `from_seq` to `to_seq`, in order, decoded and upcast."""
+    bounds = {"session_id": session_id, "from_seq": from_seq, "to_seq": to_seq}
+    for row in conn.execution_options(yield_per=500).execute(_EVENTS_BETWEEN, bounds):
         yield recorded_event(row)
 
 
 def _from_newest_snapshot(conn: sa.Connection, session_id: str, to_seq: int) -> LoadedFold | None:
-    """The newest usable snapshot folded forward to `to_seq`, or `None`."""
-    row = conn.execute(
-        sa.select(snapshots.c.seq, snapshots.c.state)
-        .where(
-            snapshots.c.session_id == session_id,
-            snapshots.c.projection == PROJECTION,
-            snapshots.c.projection_version == PROJECTION_VERSION,
-            snapshots.c.seq <= to_seq,
-        )
-        .order_by(snapshots.c.seq.desc())
-        .limit(1)
-    ).first()
+    """The newest usable snapshot folded forward to `to_seq`, or `None` (logged) when there is
+    none or the newest one fails a check: a bad cache costs a longer fold, never a wrong
+    context or a crash."""
+    row = conn.execute(_NEWEST_SNAPSHOT, {"session_id": session_id, "to_seq": to_seq}).first()
     if row is None:
         return None
+    seq, text = row
     try:
-        state: dict[str, Any] = row.state
-        fold = ContextFold.from_snapshot(state, _messages(conn, ContextFold.snapshot_refs(state)))
-        tail = _events(conn, session_id, row.seq, to_seq)
-        at_snapshot = next(tail)
-        if (fold.session_id, fold.seq, fold.hash) != (session_id, row.seq, at_snapshot.hash):
-            raise ValueError("snapshot does not stand at the event it names")
-        for event in tail:
+        fold = _checked_snapshot(conn, session_id, seq, text)
+        for event in events_of(conn, session_id, seq + 1, to_seq):
             fold.apply(event)
-    except (KeyError, ValueError, TypeError, IndexError, StopIteration, ValidationError) as exc:
-        log.warning("ignoring snapshot of %s at seq %s: %s", session_id, row.seq, exc)
+    except sa.exc.SQLAlchemyError:
+        raise
+    except Exception as exc:
+        log.warning("ignoring the snapshot of %s at seq %s: %s", session_id, seq, _reason(exc))
         return None
-    return LoadedFold(fold, row.seq)
+    return LoadedFold(fold, seq)
 
 
-def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, Message]:
-    """The messages stored at `refs`: appended messages and compaction summaries."""
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def _checked_snapshot(conn: sa.Connection, session_id: str, seq: int, text: str) -> ContextFold:
+    """The fold a stored snapshot holds, after every check the log allows without folding it
+    again: its schema and digest, the event it stands at, its header against the session's
+    `SessionStarted`, and every message it references (in this session before its seq, or in
+    an ancestor before the fork point, with the id and kind it claims)."""
+    state = parse_snapshot(text)
+    if (state.session_id, state.seq) != (session_id, seq):
+        raise ValueError(f"it is the state of {state.session_id!r} at seq {state.seq}")
+    own = next(events_of(conn, session_id, 1, seq), None)
+    at_seq = next(events_of(conn, session_id, seq, seq), None)
+    if own is None or at_seq is None or at_seq.hash != state.hash:
+        raise ValueError("it does not stand at the event it names")
+    started = own.payload
+    assert isinstance(started, SessionStarted)
+    if state.header.model_copy(update={"compression": started.compression}) != started:
+        raise ValueError("its header is not the session's SessionStarted")
+    limits = _reference_limits(conn, session_id, seq, started, set(state.sessions))
+    refs = ContextFold.snapshot_refs(state)
+    for (session, ref_seq), _ in refs:
+        if ref_seq > limits.get(session, 0):
+            raise ValueError(f"it references {session!r} seq {ref_seq}, outside its history")
+    found = _messages(conn, [ref for ref, _ in refs])
+    for ref, summary in refs:
+        if ref not in found or found[ref][1] != summary:
+            raise ValueError(f"no {'summary' if summary else 'message'} at {ref}")
+    return ContextFold.from_snapshot(state, {ref: message for ref, (message, _) in found.items()})
+
+
+def _reference_limits(
+    conn: sa.Connection, session_id: str, seq: int, started: SessionStarted, wanted: set[str]
+) -> dict[str, int]:
+    """The last seq a snapshot at `seq` may reference in each session of its history: its own
+    up to `seq`, each ancestor's up to the fork point the chain names. The walk up stops once
+    every session in `wanted` is placed."""
+    limits = {session_id: seq}
+    while not wanted <= limits.keys() and started.parent_session_id is not None:
+        parent, fork_point = started.parent_session_id, started.parent_seq or 0
+        if parent in limits:
+            break  # a loop in the chain: nothing further up is history
+        limits[parent] = fork_point
+        first = next(events_of(conn, parent, 1, 1), None)
+        if first is None or not isinstance(first.payload, SessionStarted):
+            break
+        started = first.payload
+    return limits
+
+
+def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, tuple[Message, bool]]:
+    """The messages stored at `refs`, each with whether it is a compaction summary."""
     by_session: dict[str, list[int]] = {}
     for session_id, seq in refs:
         by_session.setdefault(session_id, []).append(seq)
-    found: dict[EventRef, Message] = {}
+    found: dict[EventRef, tuple[Message, bool]] = {}
     for session_id, seqs in by_session.items():
         wanted = set(seqs)
         for query in _message_queries(session_id, sorted(wanted)):
@@ -148,11 +237,9 @@ def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, Messa
                     continue  # a range scan also reads the events between
                 payload = decode_payload_json(event_type, version, text)
                 if isinstance(payload, MessageAppended):
-                    found[(session_id, seq)] = payload.message
+                    found[(session_id, seq)] = (payload.message, False)
                 elif isinstance(payload, ContextCompacted):
-                    found[(session_id, seq)] = payload.summary
-                else:
-                    raise InvalidEvent(f"{session_id} seq {seq} holds no message")
+                    found[(session_id, seq)] = (payload.summary, True)
     return found
 
 

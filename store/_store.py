@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from types import TracebackType
@@ -15,12 +15,10 @@ import sqlalchemy as sa
 from pydantic import JsonValue
 
 from events import (
-    ChainReport,
     ContextCompacted,
     RecordedEvent,
     SessionStarted,
     new_id,
-    verify_chain,
 )
 from projections import ContextFold
 from store._append import (
@@ -53,6 +51,14 @@ from store._session import Session
 from store._stats import SessionSummary, StoreStats, session_summaries, store_stats
 from store._tokens import DEFAULT_ENCODING, load_encoding
 from store._transfer import dated_links, export_line, insert_links, read_export
+from store._verify import (
+    Checkpoint,
+    VerifyReport,
+    holds,
+    missing_session,
+    session_ids,
+    verify_session,
+)
 
 log = logging.getLogger("sessionstore")
 
@@ -315,19 +321,36 @@ class SessionStore:
         with self._database_errors(), self._engine.connect() as conn:
             return [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
 
-    def verify(self, session_id: str) -> ChainReport:
-        """Recompute the session's hash chain and report the first event that does not hold."""
+    def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
+        """Check the session's history: its hash chain, its `sessions` row, its fork link, and
+        every stored snapshot against a fresh fold; with `against`, also that nothing up to
+        the checkpoint's head of this session changed. See `store._verify`."""
         check_session_id(session_id)
-        query = sa.select(events).where(events.c.session_id == session_id).order_by(events.c.seq)
+        head = against.head_of(session_id) if against is not None else None
         with self._database_errors(), self._engine.connect() as conn:
-            head = self._session_row(conn, session_id)
-            rows = conn.execution_options(yield_per=1000).execute(query)
-            return verify_chain(
-                session_id,
-                (chain_link(row) for row in rows),
-                head_seq=head.head_seq,
-                head_hash=head.head_hash,
-            )
+            if holds(conn, session_id):
+                return verify_session(conn, session_id, head)
+        if head is not None:
+            return missing_session(head)
+        raise UnknownSession(session_id)
+
+    def verify_all(
+        self,
+        *,
+        against: Checkpoint | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Iterator[VerifyReport]:
+        """`verify` of every session the store holds anything of (a row in `sessions` or
+        events), and of every session `against` names (gone ones are reported broken).
+        `progress(done, total)` is called after each."""
+        with self._database_errors(), self._engine.connect() as conn:
+            held = session_ids(conn)
+        named = [h.session_id for h in against.heads] if against is not None else []
+        ids = sorted(set(held) | set(named))
+        for done, session_id in enumerate(ids, start=1):
+            yield self.verify(session_id, against=against)
+            if progress is not None:
+                progress(done, len(ids))
 
     # moving sessions
 

@@ -23,6 +23,7 @@ def test_store_exports() -> None:
         == public_names(store)
         == {
             "ChainReport",
+            "Checkpoint",
             "CompactionError",
             "CompactionPlan",
             "CompressionConfig",
@@ -33,6 +34,7 @@ def test_store_exports() -> None:
             "ExtractiveSummarizer",
             "IdempotencyError",
             "ImportRefused",
+            "InvalidCheckpoint",
             "InvalidEvent",
             "InvalidReplayPoint",
             "InvalidSessionId",
@@ -48,6 +50,7 @@ def test_store_exports() -> None:
             "SchemaMismatch",
             "Session",
             "SessionExists",
+            "SessionHead",
             "SessionInfo",
             "SessionStore",
             "SessionStoreError",
@@ -60,6 +63,7 @@ def test_store_exports() -> None:
             "UnknownSession",
             "UnsupportedSchemaVersion",
             "Usage",
+            "VerifyReport",
         }
     )
 
@@ -84,6 +88,7 @@ def test_every_exported_exception_derives_from_the_one_root() -> None:
         "DatabaseUnavailable",
         "IdempotencyError",
         "ImportRefused",
+        "InvalidCheckpoint",
         "InvalidEvent",
         "InvalidReplayPoint",
         "InvalidSessionId",

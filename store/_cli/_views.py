@@ -11,9 +11,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from events import ChainReport, FilePart, ReasoningPart, TextPart, ToolCallPart
+from events import FilePart, ReasoningPart, TextPart, ToolCallPart
 from projections import Context, ContextDiff, LiveMessage, LiveToolResult, TimelineRow
 from store._stats import SessionSummary, StoreStats
+from store._verify import VerifyReport
 
 ROLE_STYLES = {"system": "magenta", "user": "green", "assistant": "cyan", "tool": "yellow"}
 STATUS_STYLES = {"pruned": "red", "truncated": "yellow", "restored": "green", "original": ""}
@@ -243,20 +244,28 @@ def diff_json(diff: ContextDiff) -> dict[str, Any]:
     }
 
 
-def chain_json(report: ChainReport) -> dict[str, Any]:
+def chain_json(report: VerifyReport) -> dict[str, Any]:
     return {
         "session_id": report.session_id,
         "ok": report.ok,
         "events_checked": report.events_checked,
         "first_broken_seq": report.first_broken_seq,
         "reason": report.reason,
+        "head": None if report.head is None else {"seq": report.head.seq, "hash": report.head.hash},
+        "problems": list(report.problems),
+        "bad_snapshots": [{"seq": seq, "reason": why} for seq, why in report.bad_snapshots],
     }
 
 
-def chain_line(report: ChainReport) -> str:
+def chain_line(report: VerifyReport) -> str:
     if report.ok:
         return f"{report.session_id}: ok ({report.events_checked} events)"
-    return f"{report.session_id}: BROKEN at seq {report.first_broken_seq}: {report.reason}"
+    found = []
+    if report.first_broken_seq is not None:
+        found.append(f"BROKEN at seq {report.first_broken_seq}: {report.reason}")
+    found.extend(report.problems)
+    found.extend(f"bad snapshot at seq {seq}: {why}" for seq, why in report.bad_snapshots)
+    return f"{report.session_id}: " + "; ".join(found)
 
 
 def stats_json(stats: StoreStats) -> dict[str, Any]:

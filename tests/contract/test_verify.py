@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import SessionStore
+from store import Checkpoint, InvalidCheckpoint, SessionHead, SessionStore
 from tests.builders import conversation
 from tests.conftest import Backend
 
@@ -68,3 +68,105 @@ def test_a_dropped_tail_disagrees_with_the_session_head(
 
     assert report.first_broken_seq == 9
     assert report.reason == "session head is seq 10, but the log ends at seq 8"
+
+
+def test_verify_checks_the_sessions_row_against_session_started(
+    tampered: SessionStore, backend: Backend
+) -> None:
+    backend.execute("UPDATE sessions SET title = 'a forged title', parent_id = 'p', parent_seq = 1")
+
+    report = tampered.verify("s1")
+
+    assert (report.ok, report.first_broken_seq) == (False, None)
+    assert report.problems == (
+        "the sessions row has title 'a forged title', "
+        "but SessionStarted recorded 'fix the failing test'",
+        "the sessions row has parent_id 'p', but SessionStarted recorded None",
+        "the sessions row has parent_seq 1, but SessionStarted recorded None",
+    )
+
+
+def test_verify_all_covers_sessions_that_have_events_but_no_row(
+    tampered: SessionStore, backend: Backend
+) -> None:
+    tampered.append("s2", conversation(turns=1), expected_version=0)
+    backend.execute("DELETE FROM sessions WHERE id = 's1'")
+
+    reports = {r.session_id: r for r in tampered.verify_all()}
+
+    assert sorted(reports) == ["s1", "s2"]
+    assert reports["s1"].problems == ("it has events but no row in the sessions table",)
+    assert (reports["s1"].ok, reports["s2"].ok) == (False, True)
+
+
+def head_at(store: SessionStore, backend: Backend, seq: int) -> None:
+    """Point the sessions row of s1 at its event `seq`, as a forger hiding a tail would."""
+    [event] = store.read("s1", from_seq=seq, to_seq=seq)
+    backend.execute(
+        "UPDATE sessions SET head_seq = :seq, head_hash = :h WHERE id = 's1'", seq=seq, h=event.hash
+    )
+
+
+def test_a_deleted_tail_with_a_rewritten_head_is_caught_by_a_checkpoint(
+    tampered: SessionStore, backend: Backend
+) -> None:
+    checkpoint = Checkpoint.of(tampered.verify_all())
+    assert checkpoint.heads == (SessionHead("s1", 10, tampered.read("s1")[-1].hash),)
+    backend.execute("DELETE FROM events WHERE seq >= 9")
+    head_at(tampered, backend, 8)
+    assert tampered.verify("s1").ok  # the chain alone cannot tell
+
+    [report] = tampered.verify_all(against=Checkpoint.loads(checkpoint.dumps()))
+
+    assert report.ok is False
+    assert report.problems == (
+        "the checkpoint has it at seq 10, but its log ends at seq 8: history was removed",
+    )
+
+
+def test_a_truncated_then_rechained_session_is_caught_by_a_checkpoint(
+    tampered: SessionStore, backend: Backend
+) -> None:
+    checkpoint = Checkpoint.of(tampered.verify_all())
+    backend.execute("DELETE FROM events WHERE seq >= 5")
+    head_at(tampered, backend, 4)
+    tampered.append("s1", conversation(turns=3)[1:], expected_version=4)  # seq 5..13, chained
+    assert tampered.verify("s1").ok
+
+    report = tampered.verify("s1", against=checkpoint)
+
+    assert report.problems == (
+        "its event 10 does not have the checkpoint's hash: history up to the checkpoint "
+        "was rewritten",
+    )
+
+
+def test_a_session_the_checkpoint_names_that_is_gone_is_reported(
+    tampered: SessionStore, backend: Backend
+) -> None:
+    checkpoint = Checkpoint.of(tampered.verify_all())
+    backend.execute("DELETE FROM events")
+    backend.execute("DELETE FROM sessions")
+
+    [report] = tampered.verify_all(against=checkpoint)
+
+    assert (report.session_id, report.ok) == ("s1", False)
+    assert report.problems == ("the checkpoint has it at seq 10, but the store holds none of it",)
+
+
+def test_a_session_grown_since_the_checkpoint_still_verifies_against_it(
+    store: SessionStore,
+) -> None:
+    store.append("s1", conversation(turns=1), expected_version=0)
+    checkpoint = Checkpoint.of(store.verify_all())
+    store.append("s1", conversation(turns=2)[1:], expected_version=4)
+    assert all(r.ok for r in store.verify_all(against=checkpoint))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "[]", '{"format": "other"}', '{"format": "sessionstore-checkpoint", "heads": [1]}'],
+)
+def test_a_file_that_is_no_checkpoint_is_refused(text: str) -> None:
+    with pytest.raises(InvalidCheckpoint, match=r"^not a checkpoint"):
+        Checkpoint.loads(text)

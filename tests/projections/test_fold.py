@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -18,6 +19,7 @@ from events import (
     TextPart,
 )
 from projections import ContextFold, LiveToolResult, context_of, fold_events, timeline
+from projections._snapshot import parse_snapshot
 from tests.builders import compaction
 from tests.projections.log import T0, Log
 
@@ -198,7 +200,8 @@ def test_a_snapshot_round_trip_gives_the_same_fold(prune: bool) -> None:
         for e in log.events
         if e.type == "MessageAppended"
     }
-    rebuilt = ContextFold.from_snapshot(fold.to_snapshot(), messages)
+    stored = json.dumps(fold.to_snapshot())
+    rebuilt = ContextFold.from_snapshot(parse_snapshot(stored), messages)
     assert context_of(rebuilt) == context_of(fold)
     assert rebuilt.to_snapshot() == fold.to_snapshot()
 
