@@ -102,6 +102,10 @@ class SessionStore:
     crash never loses a commit; a power loss can roll back the last few. Pass
     `sqlite_synchronous="FULL"` to make every commit survive power loss too.
 
+    Our tables go only into an empty database or one of ours: a database with another
+    application's tables raises `SchemaMismatch`, unchanged. With `create=False` a SQLite file
+    that does not exist raises `DatabaseUnavailable` instead of being created.
+
     Sessions opened through `create_session`, `session` and `fork` save a snapshot of their
     context every `snapshot_every` events and at each compaction, so resuming a long session
     folds only the events since the last one.
@@ -112,6 +116,7 @@ class SessionStore:
         url: str | None = None,
         *,
         migrate: bool = True,
+        create: bool = True,
         max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
         busy_timeout_ms: int = 10_000,
         sqlite_synchronous: SqliteSynchronous = "NORMAL",
@@ -134,7 +139,7 @@ class SessionStore:
         )
         try:
             with self._database_errors():
-                ensure_schema(self._engine, migrate=migrate)
+                ensure_schema(self._engine, migrate=migrate, create=create)
         except BaseException:
             self._engine.dispose()
             raise

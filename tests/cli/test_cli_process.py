@@ -15,16 +15,25 @@ from store import SessionStore
 from tests.builders import conversation
 
 SCRIPT = Path(sys.executable).with_name("sessionstore")  # the console script pip installed
+REPO = Path(__file__).resolve().parents[2]
+# The script runs this checkout's code even when the editable install points at another one
+# (a git worktree), and never a database named by the caller's environment.
+BASE_ENV = {
+    **{k: v for k, v in os.environ.items() if k != "SESSIONSTORE_URL"},
+    "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+}
 
 
-def sessionstore(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def sessionstore(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(SCRIPT), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
-        env={k: v for k, v in os.environ.items() if k != "SESSIONSTORE_URL"},
+        env={**BASE_ENV, **(env or {})},
     )
 
 
@@ -120,3 +129,51 @@ def test_debug_shows_the_traceback(db: str, tmp_path: Path) -> None:
     assert quiet.stderr == "sessionstore: error: no session 'nope' in this store\n"
     assert loud.returncode == 1 and "Traceback" in loud.stderr
     assert loud.stderr.rstrip().endswith("UnknownSession: no session 'nope' in this store")
+
+
+def test_counting_tokens_writes_nothing_outside_the_database(tmp_path: Path) -> None:
+    """tiktoken copies the ranks it loads into `$TMPDIR/data-gym-cache` (or
+    `$TIKTOKEN_CACHE_DIR`); the store must not, from the command line or the library."""
+    work, temp, cache = tmp_path / "work", tmp_path / "tmp", tmp_path / "cache"
+    for folder in (work, temp, cache):
+        folder.mkdir()
+    (work / "chat.json").write_text(json.dumps([{"role": "user", "content": "hello"}]))
+    env = {k: v for k, v in BASE_ENV.items() if not k.endswith("_CACHE_DIR")}
+    imported = subprocess.run(
+        [str(SCRIPT), "--db", "sqlite:///a.db", "import", "chat.json", "--format", "openai"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "TMPDIR": str(temp)},
+    )
+    assert imported.returncode == 0, imported.stderr
+    appended = subprocess.run(
+        [sys.executable, "-c", APPEND, "sqlite:///b.db"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "TMPDIR": str(temp), "TIKTOKEN_CACHE_DIR": str(cache)},
+    )
+    assert appended.stdout == "1\n", appended.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["a.db", "b.db", "chat.json"]
+    assert (list(temp.iterdir()), list(cache.iterdir())) == ([], [])
+
+
+APPEND = """
+import sys
+from events import Message, TextPart
+from store import SessionStore
+with SessionStore(sys.argv[1]) as store:
+    session = store.create_session()
+    session.append_message(Message(role="user", parts=(TextPart(text="hello"),)))
+    print(session.context().tokens)
+"""
+
+
+def test_a_file_that_is_not_a_database_is_one_line_on_stderr(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    result = sessionstore("--db", "sqlite:///notes.txt", "stats", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "sessionstore: error: sqlite:///notes.txt: file is not a database\n"
