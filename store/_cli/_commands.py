@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -26,6 +27,7 @@ from store._cli._app import (
 from store._demo import run_demo
 from store._engine import make_engine, resolve_url, unavailable
 from store._migrate import current_revision, database_state, head_revision, refuse_foreign, upgrade
+from store._verify import Checkpoint
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -306,24 +308,59 @@ def fork(app: Cli, session_id: str, at: int | None, title: str | None) -> None:
 @cli.command()
 @click.argument("session_id", metavar="[ID]", required=False)
 @click.option("--all", "every", is_flag=True, help="Verify every session.")
+@click.option(
+    "--checkpoint",
+    "checkpoint_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --all: write the heads of every session that verified to FILE.",
+)
+@click.option(
+    "--against",
+    "against_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also prove no history up to the heads in FILE (a --checkpoint) changed.",
+)
 @json_option
 @pass_cli
-def verify(app: Cli, session_id: str | None, every: bool, as_json: bool) -> int:
-    """Recompute hash chains; exit 1 when one is broken."""
+def verify(
+    app: Cli,
+    session_id: str | None,
+    every: bool,
+    checkpoint_file: Path | None,
+    against_file: Path | None,
+    as_json: bool,
+) -> int:
+    """Check hash chains, the sessions table, fork links and snapshots; exit 1 when anything
+    does not hold."""
     if (session_id is None) == (not every):
         raise click.UsageError("name one session ID, or --all")
-    ids = [s.id for s in app.reader.sessions()] if every else [session_id or ""]
-    reports = []
-    with Progress(transient=True, disable=not sys.stderr.isatty() or len(ids) < 2) as progress:
-        task = progress.add_task("verifying", total=len(ids))
-        for sid in ids:
-            reports.append(app.reader.verify(sid))
-            progress.advance(task)
+    if checkpoint_file is not None and not every:
+        raise click.UsageError("--checkpoint goes with --all: a checkpoint holds every session")
+    if checkpoint_file is not None:
+        _check_folder(checkpoint_file)
+    against = Checkpoint.loads(_read_text(against_file)) if against_file is not None else None
+    if session_id is not None:
+        reports = [app.reader.verify(session_id, against=against)]
+    else:
+        with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+            task = progress.add_task("verifying", total=None)
+            reports = list(
+                app.reader.verify_all(
+                    against=against,
+                    progress=lambda done, total: progress.update(task, completed=done, total=total),
+                )
+            )
     if as_json:
         app.json([views.chain_json(r) for r in reports])
     else:
         for report in reports:
             click.echo(views.chain_line(report))
+    if checkpoint_file is not None:
+        checkpoint = Checkpoint.of(reports)
+        _write_lines(checkpoint_file, [checkpoint.dumps()])
+        click.echo(
+            f"wrote the heads of {len(checkpoint.heads)} sessions to {checkpoint_file}", err=True
+        )
     return 0 if all(r.ok for r in reports) else 1
 
 
@@ -348,15 +385,25 @@ def stats(app: Cli, as_json: bool) -> None:
 @pass_cli
 def export_session(app: Cli, session_id: str, output: Path | None) -> None:
     """Write the session's events as JSONL (one envelope per line, hashes included)."""
-    if output is not None and not output.parent.is_dir():
-        raise click.ClickException(f"cannot write {output}: no folder {output.parent}")
+    if output is not None:
+        _check_folder(output)
     lines = app.reader.export_session(session_id)
     if output is None:
         for line in lines:
             click.echo(line)
         return
-    # Written beside the target and renamed over it: a failed export leaves neither a
-    # half-written target nor the partial file behind.
+    count = _write_lines(output, lines)
+    click.echo(f"wrote {count} events of {session_id} to {output}", err=True)
+
+
+def _check_folder(output: Path) -> None:
+    if not output.parent.is_dir():
+        raise click.ClickException(f"cannot write {output}: no folder {output.parent}")
+
+
+def _write_lines(output: Path, lines: Iterable[str]) -> int:
+    """Write `lines` to `output` beside it and rename it over: a failed write leaves neither a
+    half-written target nor the partial file behind. Returns how many lines it wrote."""
     partial = output.with_name(f".{output.name}.partial")
     count = 0
     try:
@@ -370,7 +417,7 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
         if isinstance(exc, OSError):
             raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
         raise
-    click.echo(f"wrote {count} events of {session_id} to {output}", err=True)
+    return count
 
 
 @cli.command("import")

@@ -241,6 +241,35 @@ def test_verify_needs_one_id_or_all(cli: Cli) -> None:
     )
 
 
+def test_verify_writes_a_checkpoint_and_proves_history_against_it(cli: Cli, tmp_path: Path) -> None:
+    heads = tmp_path / "heads.json"
+    wrote = cli("verify", "--all", "--checkpoint", str(heads))
+    assert (wrote.code, wrote.out) == (0, "s1: ok (10 events)\n")
+    assert wrote.err == f"wrote the heads of 1 sessions to {heads}\n"
+    assert [h["seq"] for h in json.loads(heads.read_text())["heads"]] == [10]
+    assert cli("verify", "--all", "--against", str(heads)).code == 0
+    assert cli("verify", "s1", "--against", str(heads)).code == 0
+
+    rewritten = json.loads(heads.read_text())
+    rewritten["heads"][0]["hash"] = "0" * 64
+    heads.write_text(json.dumps(rewritten))
+    caught = cli("verify", "--all", "--against", str(heads), "--json")
+    assert caught.code == 1
+    assert json.loads(caught.out)[0]["problems"] == [
+        "its event 10 does not have the checkpoint's hash: history up to the checkpoint "
+        "was rewritten"
+    ]
+
+    heads.write_text("not json")
+    refused = cli("verify", "--all", "--against", str(heads))
+    assert (refused.code, refused.err.count("\n")) == (1, 1)
+    assert refused.err.startswith("sessionstore: error: not a checkpoint")
+    one = cli("verify", "s1", "--checkpoint", str(heads))
+    assert one.code == 2 and "--checkpoint goes with --all" in one.err
+    nowhere = cli("verify", "--all", "--checkpoint", str(tmp_path / "no" / "heads.json"))
+    assert nowhere.code == 1 and "no folder" in nowhere.err
+
+
 def test_bad_options_and_unknown_ids_are_one_line(cli: Cli) -> None:
     unknown = cli("show", "nope")
     assert (unknown.code, unknown.err) == (
