@@ -20,7 +20,9 @@ from store import PayloadTooLarge, Session, SessionStore, ToolCall
 from tests.builders import started, user
 from tests.conftest import Backend
 
-FIFTY_MB = "word " * 10_000_000
+
+def fifty_megabytes() -> str:
+    return "word " * 10_000_000
 
 
 class Forbidden(AssertionError):
@@ -50,12 +52,12 @@ def session(store: SessionStore) -> Session:
 @pytest.mark.parametrize(
     "append",
     [
-        lambda s: s.append_user(FIFTY_MB),
-        lambda s: s.append_system(FIFTY_MB),
-        lambda s: s.append_tool_result("c1", FIFTY_MB),
-        lambda s: s.append_assistant(FIFTY_MB),
-        lambda s: s.append_assistant(
-            "", tool_calls=[ToolCall(id="c2", name="write", input={"text": FIFTY_MB})]
+        lambda s, text: s.append_user(text),
+        lambda s, text: s.append_system(text),
+        lambda s, text: s.append_tool_result("c1", text),
+        lambda s, text: s.append_assistant(text),
+        lambda s, text: s.append_assistant(
+            "", tool_calls=[ToolCall(id="c2", name="write", input={"text": text})]
         ),
     ],
     ids=["user", "system", "tool result", "assistant", "tool call input"],
@@ -70,7 +72,7 @@ def test_fifty_megabytes_are_refused_before_tiktoken_or_truncation_sees_them(
         PayloadTooLarge,
         match=r"^MessageAppended payload is [\d,]+ bytes, over the store's limit of 16,777,216",
     ) as caught:
-        append(session)
+        append(session, fifty_megabytes())
 
     assert caught.value.size >= 50_000_000
     assert backend.table_rows() == before
@@ -85,7 +87,7 @@ def test_a_raw_append_of_fifty_megabytes_is_refused_before_it_is_encoded(
     monkeypatch.setattr(store_append, "encode_payload", forbidden)  # the copy to JSON
 
     with pytest.raises(PayloadTooLarge, match="over the store's limit of 16,777,216"):
-        store.append("s1", [user(FIFTY_MB)], expected_version=1)
+        store.append("s1", [user(fifty_megabytes())], expected_version=1)
 
     assert backend.table_rows() == before
 
