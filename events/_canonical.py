@@ -2,11 +2,22 @@
 
 The hash of an event must come out the same from any backend and any version of the code, so
 the bytes hashed are fixed here once: sorted keys, no whitespace, UTF-8, datetimes as ISO-8601
-UTC with microseconds. Values that a backend would not give back unchanged are refused up front
-(with `InvalidEvent`) instead of breaking the chain later: NUL characters (PostgreSQL JSONB
-rejects them), lone surrogates (not encodable as UTF-8, i.e. broken UTF-8 that was decoded
-with `surrogateescape`), and floats that are not finite or large enough to be printed with an
-exponent (JSONB hands `1e16` back as the integer `10000000000000000`).
+UTC with microseconds. `verify` recomputes them from what the database hands back, so every
+value the canonical form accepts must come back from SQLite's JSON and PostgreSQL's JSONB with
+the same canonical bytes. What a backend cannot keep is refused up front (with `InvalidEvent`)
+instead of breaking the chain later:
+
+- NUL characters (JSONB rejects them) and lone surrogates (not encodable as UTF-8, i.e. broken
+  UTF-8 that was decoded with `surrogateescape`);
+- floats that are not finite or are large enough to be printed with an exponent (JSONB hands
+  `1e16` back as the integer `10000000000000000`);
+- integers of more than 4,300 digits (Python's `json` neither writes nor reads them);
+- containers nested more than 128 deep (pydantic's JSON parser, which `read` uses, stops at
+  200; exports and snapshots wrap a payload in a few more).
+
+One value is normalised rather than refused: `-0.0` is written as `0.0`, since JSONB's numeric
+has no negative zero. The stored JSON is the canonical text itself, so what is stored and what
+is hashed agree on every backend.
 """
 
 from __future__ import annotations
@@ -26,30 +37,73 @@ GENESIS_HASH = "0" * 64
 MAX_STABLE_FLOAT = 1e15
 """Floats at or above this magnitude are refused: their JSON text has no stable round trip."""
 
+MAX_INT_DIGITS = 4300
+"""Longer integers are refused: Python's `json` neither writes nor reads them (its default
+`sys.get_int_max_str_digits()`, fixed here so the canonical form does not depend on it)."""
+
+MAX_STABLE_INT = 10**MAX_INT_DIGITS - 1
+
+MAX_JSON_DEPTH = 128
+"""Containers nested deeper are refused: pydantic's JSON parser reads at most 200 levels."""
+
 
 def check_json_value(value: Any, path: str = "$") -> None:
     """Raise `InvalidEvent` naming the first place where `value` is not storable JSON."""
+    _check(value, path, 1)
+
+
+def _check(value: Any, path: str, depth: int) -> bool:
+    """`check_json_value` at nesting `depth`; whether `value` holds a `-0.0` somewhere."""
     if isinstance(value, str):
         _check_text(value, path)
-    elif isinstance(value, bool) or value is None or isinstance(value, int):
-        return
+    elif isinstance(value, bool) or value is None:
+        return False
+    elif isinstance(value, int):
+        if not -MAX_STABLE_INT <= value <= MAX_STABLE_INT:
+            raise InvalidEvent(
+                f"{path}: integer of {_digits(value):,} digits is longer than JSON readers "
+                f"take ({MAX_INT_DIGITS:,}); store it as a string"
+            )
     elif isinstance(value, float):
         if not math.isfinite(value) or abs(value) >= MAX_STABLE_FLOAT:
             raise InvalidEvent(
                 f"{path}: float {value!r} has no stable JSON form across backends; "
                 "store it as a string or an integer"
             )
+        return value == 0.0 and math.copysign(1.0, value) < 0.0
     elif isinstance(value, Mapping):
+        _check_depth(path, depth)
+        negative_zero = False
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidEvent(f"{path}: object keys must be strings, got {key!r}")
             _check_text(key, f"{path}.<key>")
-            check_json_value(item, f"{path}.{key}")
+            negative_zero = _check(item, f"{path}.{key}", depth + 1) or negative_zero
+        return negative_zero
     elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        _check_depth(path, depth)
+        negative_zero = False
         for index, item in enumerate(value):
-            check_json_value(item, f"{path}[{index}]")
+            negative_zero = _check(item, f"{path}[{index}]", depth + 1) or negative_zero
+        return negative_zero
     else:
         raise InvalidEvent(f"{path}: {type(value).__name__} is not a JSON value")
+    return False
+
+
+def _check_depth(path: str, depth: int) -> None:
+    if depth > MAX_JSON_DEPTH:
+        raise InvalidEvent(
+            f"{path}: JSON nested deeper than {MAX_JSON_DEPTH} levels cannot be read back"
+        )
+
+
+def _digits(value: int) -> int:
+    """The decimal digits of `value`, without `str()` (which refuses past 4,300 digits)."""
+    digits = max(1, int(abs(value).bit_length() * math.log10(2)))
+    while abs(value) >= 10**digits:
+        digits += 1
+    return digits
 
 
 def _check_text(text: str, path: str) -> None:
@@ -64,9 +118,34 @@ def _check_text(text: str, path: str) -> None:
 
 
 def canonical_json(value: Any) -> bytes:
-    """The canonical UTF-8 bytes of a JSON value (checked with `check_json_value` first)."""
-    check_json_value(value)
+    """The canonical UTF-8 bytes of a JSON value, checked with `check_json_value` first and
+    with `-0.0` written as `0.0`: what an append stores and hashes."""
+    if _check(value, "$", 1):
+        value = _without_negative_zero(value)
     return _dumps(value)
+
+
+def hashed_json(stored: Any) -> bytes:
+    """The canonical bytes of a payload as the database hands it back: what its hash covers.
+
+    Neither checked nor normalised, unlike `canonical_json`: a row is hashed as it was written,
+    so events stored before a rule was added (a `-0.0` kept by SQLite, say) still verify.
+    `InvalidEvent` when the value has no JSON text at all.
+    """
+    try:
+        return _dumps(stored)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidEvent(f"not JSON text: {str(exc).splitlines()[0]}") from None
+
+
+def _without_negative_zero(value: Any) -> Any:
+    if isinstance(value, float):
+        return 0.0 if value == 0.0 else value
+    if isinstance(value, Mapping):
+        return {key: _without_negative_zero(item) for key, item in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
+        return [_without_negative_zero(item) for item in value]
+    return value
 
 
 def _dumps(value: Any) -> bytes:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from events._canonical import GENESIS_HASH, canonical_json, event_hash
+from events._canonical import GENESIS_HASH, event_hash, hashed_json
 from events._errors import InvalidEvent
 
 
@@ -66,7 +66,7 @@ def verify_chain(
         if link.prev_hash != expected_prev:
             return broken(link.seq, "prev_hash is not the previous event's hash")
         try:
-            payload_json = canonical_json(link.payload)
+            payload_json = hashed_json(link.payload)
         except InvalidEvent as exc:
             return broken(link.seq, f"payload is not canonical JSON: {exc}")
         recomputed = event_hash(

@@ -15,12 +15,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
+from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 
 from events import (
@@ -125,6 +126,7 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[Enc
     encoded = []
     for item in batch:
         event = item if isinstance(item, NewEvent) else NewEvent(item)
+        check_text_size((event.payload,), max_payload_bytes, event.type)  # before copying it
         data, payload_json = encode_payload(event.payload)
         if len(payload_json) > max_payload_bytes:
             raise PayloadTooLarge(len(payload_json), max_payload_bytes, event.type)
@@ -136,6 +138,75 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[Enc
     if starts and starts != [0]:
         raise InvalidEvent("SessionStarted can only be the first event of a batch")
     return encoded
+
+
+_SLICE = 1 << 20
+"""Characters of non-ASCII text encoded at a time when measuring it: bounds the copy."""
+
+
+def check_text_size(values: Iterable[object], max_payload_bytes: int, event_type: str) -> None:
+    """`PayloadTooLarge` when the text inside `values` (strings, in models, mappings, lists)
+    is over the limit by itself, measured before anything counts its tokens, truncates it or
+    copies it into a payload.
+
+    The payload's canonical JSON holds every one of those texts, escaped (never shorter than
+    its UTF-8), so their UTF-8 size is a lower bound of the payload's: this never refuses a
+    payload that would fit, and `encode_batch` still makes the exact check. Reading lengths
+    is free; UTF-8 is measured only when the text could be over (4 bytes a character at
+    most), at no cost for ASCII and a slice at a time for the rest, so memory stays bounded.
+    """
+    texts = _texts_in(values)
+    if 4 * sum(map(len, texts)) <= max_payload_bytes:
+        return
+    size = sum(map(_utf8_size, texts))
+    if size > max_payload_bytes:
+        raise PayloadTooLarge(size, max_payload_bytes, event_type)
+
+
+def _texts_in(values: Iterable[object]) -> list[str]:
+    """Every string in `values`, as pydantic would dump them (a model's `exclude` fields are
+    skipped). A loop over a stack: this runs on every message a `Session` appends (2 us)."""
+    texts: list[str] = []
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is str:
+            texts.append(value)  # type: ignore[arg-type]
+        elif kind in _SCALARS:
+            continue
+        elif kind is tuple or kind is list:
+            stack.extend(value)  # type: ignore[arg-type]
+        elif (excluded := _EXCLUDED.get(kind)) is not None or issubclass(kind, BaseModel):
+            if excluded is None:  # a model class seen for the first time
+                fields = kind.model_fields  # type: ignore[attr-defined]
+                excluded = _EXCLUDED[kind] = frozenset(n for n, f in fields.items() if f.exclude)
+            if excluded:
+                stack.extend(v for n, v in value.__dict__.items() if n not in excluded)
+            else:
+                stack.extend(value.__dict__.values())
+        elif isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, Mapping):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, Iterable) and not isinstance(value, bytes | bytearray):
+            stack.extend(value)
+    return texts
+
+
+_SCALARS = frozenset({type(None), bool, int, float})
+_EXCLUDED: dict[type, frozenset[str]] = {}
+"""Per model class, the fields pydantic does not dump (`Field(exclude=True)`)."""
+
+
+def _utf8_size(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(
+        len(text[start : start + _SLICE].encode("utf-8", "surrogatepass"))
+        for start in range(0, len(text), _SLICE)
+    )
 
 
 def append(

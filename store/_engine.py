@@ -1,4 +1,4 @@
-"""Opening a database: URL resolution, SQLite's pragmas and transaction modes.
+"""Opening a database: URL resolution, SQLite's pragmas and transaction modes, lock waits.
 
 SQLite write transactions start with `BEGIN IMMEDIATE`: pysqlite's lazy `BEGIN` would let a
 transaction read the head and then fail at once with "database is locked" when it tries to
@@ -6,6 +6,11 @@ write after another process committed (SQLITE_BUSY on lock upgrade ignores the b
 With the write lock taken up front, racing writers wait their turn and then lose cleanly on
 the optimistic-concurrency check. Reads keep a plain deferred `BEGIN` so they never queue
 behind writers (WAL lets them run alongside).
+
+No statement waits forever for a lock another transaction holds: `busy_timeout_ms` is SQLite's
+busy timeout and PostgreSQL's `lock_timeout` (set on each new connection, so whatever `options`
+the URL carries, a `statement_timeout` say, still apply). A wait that runs out is
+`DatabaseUnavailable`; the transaction is rolled back, so nothing is changed.
 """
 
 from __future__ import annotations
@@ -50,10 +55,25 @@ def resolve_url(url: str | None) -> str:
     return url or os.environ.get(URL_ENV) or DEFAULT_URL
 
 
+class LockWaitTimeout(sa.exc.OperationalError):
+    """PostgreSQL ended a statement that waited `lock_timeout` for another transaction's lock
+    (SQLSTATE 55P03, `psycopg.errors.LockNotAvailable`, an `OperationalError` like the rest)."""
+
+    def __init__(self, error: sa.exc.DBAPIError, orig: BaseException, waited_ms: int) -> None:
+        super().__init__(error.statement, error.params, orig)
+        self.waited_ms = waited_ms
+
+
 def unavailable(url: sa.URL, exc: sa.exc.DBAPIError) -> DatabaseUnavailable:
     """The one-line error for a database that cannot be reached, opened or written (locked,
     read-only, full, not a database), with the password hidden."""
-    reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+    if isinstance(exc, LockWaitTimeout):
+        reason = (
+            f"waited {exc.waited_ms:,} ms for a lock another transaction holds "
+            "(SessionStore(busy_timeout_ms=...)); rolled back, nothing was changed: try again"
+        )
+    else:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
     return DatabaseUnavailable(f"{url.render_as_string(hide_password=True)}: {reason}")
 
 
@@ -68,14 +88,15 @@ def make_engine(
     busy_timeout_ms: int = 10_000,
     sqlite_synchronous: SqliteSynchronous = "NORMAL",
 ) -> Engine:
-    """An engine for `url`; SQLite files run in WAL mode with a busy timeout."""
+    """An engine for `url`; SQLite files run in WAL mode with a busy timeout, PostgreSQL with
+    the same `lock_timeout`."""
     try:
         parsed = sa.make_url(url)
     except sa.exc.ArgumentError:
         raise DatabaseUnavailable(f"not a database URL: {url!r}") from None
     if parsed.get_backend_name() != "sqlite":
         try:
-            return sa.create_engine(parsed, pool_pre_ping=True, json_serializer=serialize_json)
+            engine = sa.create_engine(parsed, pool_pre_ping=True, json_serializer=serialize_json)
         except sa.exc.NoSuchModuleError:
             raise DatabaseUnavailable(
                 f"not a database URL sessionstore knows: {parsed.drivername!r} "
@@ -86,6 +107,9 @@ def make_engine(
                 f"the driver for {parsed.drivername} is not installed ({exc.name}); "
                 "for PostgreSQL: pip install 'sessionstore[postgres]'"
             ) from None
+        if parsed.get_backend_name() == "postgresql":
+            _limit_lock_waits(engine, busy_timeout_ms)
+        return engine
     if sqlite_synchronous not in ("NORMAL", "FULL"):
         raise ValueError(f"sqlite_synchronous must be NORMAL or FULL, not {sqlite_synchronous!r}")
     in_memory = parsed.database in (None, "", ":memory:")
@@ -150,3 +174,35 @@ def sqlite_path(url: sa.URL) -> Path:
     if url.query.get("uri") == "true" and database.startswith("file:"):
         database = database.removeprefix("file:").split("?", 1)[0]
     return Path(database)
+
+
+def _limit_lock_waits(engine: Engine, busy_timeout_ms: int) -> None:
+    """PostgreSQL waits at most `busy_timeout_ms` for each lock (its `lock_timeout`), then
+    ends the statement with `LockWaitTimeout`. Its 0 would mean "wait forever", so the
+    shortest wait is 1 ms (SQLite's 0 means "do not wait")."""
+    lock_timeout_ms = max(1, int(busy_timeout_ms))
+
+    @sa.event.listens_for(engine, "connect")
+    def set_lock_timeout(dbapi_connection: Any, _record: Any) -> None:
+        # Outside a transaction: the pool's rollback on check-in would undo a SET made in one.
+        autocommit = dbapi_connection.autocommit
+        dbapi_connection.autocommit = True
+        try:
+            cursor = dbapi_connection.cursor()
+            cursor.execute(f"SET lock_timeout = {lock_timeout_ms}")
+            cursor.close()
+        finally:
+            dbapi_connection.autocommit = autocommit
+
+    @sa.event.listens_for(engine, "handle_error")
+    def name_lock_waits(context: sa.engine.ExceptionContext) -> sa.exc.StatementError | None:
+        error, orig = context.sqlalchemy_exception, context.original_exception
+        if isinstance(error, sa.exc.OperationalError) and _sqlstate(orig) == "55P03":
+            return LockWaitTimeout(error, orig, lock_timeout_ms)
+        return None
+
+
+def _sqlstate(error: BaseException) -> str | None:
+    """The SQLSTATE of a driver error (psycopg 3 and psycopg2 name it differently)."""
+    code = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+    return code if isinstance(code, str) else None

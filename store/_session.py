@@ -42,7 +42,7 @@ from events import (
     new_id,
 )
 from projections import Context, ContextFold, TimelineRow, context_of, timeline
-from store._append import KnownHead
+from store._append import KnownHead, check_text_size
 from store._errors import CompactionError, InvalidEvent, NotInContext
 from store._policies import (
     CompactionPlan,
@@ -188,6 +188,8 @@ class Session:
     ) -> Message:
         """An assistant turn: its text (may be empty when it only calls tools), its tool calls
         and the usage the provider reported for it."""
+        if tool_calls:
+            self._check_size(text, tool_calls)  # before their inputs are dumped to JSON text
         parts: list[Part] = [TextPart(text=text)] if text or not tool_calls else []
         parts.extend(call.to_part() for call in tool_calls)
         return self.append_message(Message(role="assistant", parts=tuple(parts), usage=usage))
@@ -199,6 +201,7 @@ class Session:
         """The result of the pending tool call `call_id` (the tool's name is taken from it)."""
         call = self._pending_call(call_id)
         tool = name or call.name
+        self._check_size(output, tool)
         max_lines, max_bytes, direction = self.config.limits_for(tool)
         part_id = new_id()
         cut = truncate(
@@ -213,6 +216,7 @@ class Session:
     def append_message(self, message: Message) -> Message:
         """Append any message; parts without a token count are counted now."""
         self._check_message(message)
+        self._check_size(message)
         encoding = self.header.encoding
         counted = message.model_copy(
             update={"parts": tuple(with_tokens(part, encoding) for part in message.parts)}
@@ -507,6 +511,11 @@ class Session:
         if call is None or not self._fold.is_pending(call_id):
             raise NotInContext(f"no tool call {call_id!r} in {self.id} is waiting for a result")
         return call
+
+    def _check_size(self, *values: object) -> None:
+        """`PayloadTooLarge` for a message whose text alone is over the store's limit: before
+        tiktoken or truncation spends seconds and memory on it."""
+        check_text_size(values, self._store.max_payload_bytes, "MessageAppended")
 
     def _check_message(self, message: Message) -> None:
         if self._fold.is_live(message.id):

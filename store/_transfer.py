@@ -27,6 +27,7 @@ from events import (
     format_timestamp,
     verify_chain,
 )
+from events._canonical import hashed_json
 from store._append import Encoded, chain, check_session_id, event_row, fork_point_problem
 from store._engine import WRITE
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
@@ -177,9 +178,13 @@ def _link(envelope: Mapping[str, Any], number: int) -> ChainLink:
         ) from None
     try:
         decode_payload(envelope["type"], envelope["schema_version"], envelope["payload"])
-        canonical_json(envelope["payload"])
+        storable = canonical_json(envelope["payload"]) == hashed_json(envelope["payload"])
     except InvalidEvent as exc:  # unknown types, newer schema versions, wrong shapes
         raise ImportRefused(str(exc), number) from None
+    if not storable:  # -0.0, which an older version kept: stored now, it would not verify
+        raise ImportRefused(
+            "the payload holds -0.0, which its hash covers but no backend keeps as such", number
+        )
     return ChainLink(
         seq=envelope["seq"],
         event_id=envelope["event_id"],

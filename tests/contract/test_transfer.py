@@ -167,6 +167,24 @@ def test_a_crafted_fork_export_cannot_read_another_session(
     assert backend.table_rows() == before
 
 
+def test_an_old_export_holding_negative_zero_is_refused_not_stored_unverifiable(
+    store: SessionStore, backend: Backend
+) -> None:
+    source = SessionStore("sqlite:///:memory:")
+    s = source.create_session()
+    s.configure(trigger_ratio=0.5)
+    lines = list(source.export_session(s.id))
+    changed = json.loads(lines[1])
+    changed["payload"]["compression"]["trigger_ratio"] = -0.0  # what older versions kept
+    crafted = rechained([lines[0], json.dumps(changed)])
+    assert '"trigger_ratio": -0.0' in crafted[1]
+    before = backend.table_rows()
+
+    with pytest.raises(ImportRefused, match=r"^line 2: the payload holds -0\.0"):
+        store.import_session(crafted)
+    assert backend.table_rows() == before
+
+
 def test_unicode_line_separators_survive_a_round_trip(store: SessionStore) -> None:
     s = store.create_session(title="seps")
     s.append_user("one\u2028two\u2029three\x85four")
