@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from events._arguments import describe_validation_error
 from events._canonical import canonical_json
 from events._errors import InvalidEvent, UnknownEventType, UnsupportedSchemaVersion
 from events._payloads import PAYLOAD_TYPES, Payload
@@ -57,15 +58,6 @@ class Upcasters:
 
 UPCASTERS = Upcasters()
 """The registry the store reads with. Steps for the released vocabulary are registered here."""
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, `field.path: message`, without pydantic's URLs."""
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "<payload>"
-        problems.append(f"{where}: {error['msg']}")
-    return "; ".join(problems)
 
 
 def parse_payload(value: Payload | Mapping[str, Any]) -> Payload:

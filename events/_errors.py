@@ -11,6 +11,15 @@ class SessionStoreError(Exception):
     """Base of every error sessionstore raises on purpose."""
 
 
+class InvalidArgument(SessionStoreError, ValueError, TypeError):
+    """An argument the caller passed is of the wrong type or out of range; nothing was written.
+
+    One class for both, and both built-in bases, so every `except` written before keeps
+    working: pydantic's errors (what a bad value raised before) are `ValueError`s, and Python
+    raises `TypeError` for an argument of the wrong type. The message says which it was.
+    """
+
+
 class InvalidEvent(SessionStoreError, ValueError):
     """An event the store refuses: wrong shape, bad text, unstable numbers, too big."""
 

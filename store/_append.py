@@ -35,6 +35,7 @@ from events import (
     encode_payload,
     event_hash,
 )
+from events._arguments import brief
 from store._engine import WRITE, EncodedJson
 from store._errors import (
     ConcurrencyError,
@@ -109,10 +110,10 @@ def check_session_id(session_id: object) -> str:
     if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_LENGTH:
         raise InvalidSessionId(
             f"a session id is a string of 1 to {SESSION_ID_LENGTH} characters, "
-            f"got {session_id!r:.80}"
+            f"got {brief(session_id)}"
         )
     if not session_id.isprintable():
-        raise InvalidSessionId(f"session id {session_id!r:.80} has unprintable characters")
+        raise InvalidSessionId(f"session id {brief(session_id)} has unprintable characters")
     return session_id
 
 

@@ -24,6 +24,7 @@ from events import (
     ToolResultPart,
     Usage,
 )
+from events._arguments import brief
 from store._errors import ImportRefused
 from store._importers._common import (
     Json,
@@ -54,7 +55,7 @@ def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
     for number, text in enumerate(lines, start=1):
         if text.strip():
             with at_line(number):
-                entries.append((number, json_object(text, number)))
+                entries.append((number, _links_checked(json_object(text, number), number)))
     branch = _current_branch([entry for _, entry in entries])
     reader = _ClaudeCode(encoding)
     for number, entry in entries:
@@ -62,6 +63,15 @@ def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
             with at_line(number):
                 reader.read(entry, number)
     return reader.finish()
+
+
+def _links_checked(entry: Json, line: int) -> Json:
+    """The entry, once its links are known to be text: they key the branch walk below."""
+    for key in ("uuid", "parentUuid", "logicalParentUuid"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ImportRefused(f"{key!r} is not a string", line)
+    return entry
 
 
 def _current_branch(entries: list[Json]) -> set[object] | None:
@@ -117,7 +127,7 @@ class _ClaudeCode:
     model: str | None = None
 
     def read(self, entry: Json, line: int) -> None:
-        self.now = _timestamp(entry.get("timestamp"))
+        self.now = _timestamp(entry.get("timestamp"), line)
         kind = entry.get("type")
         if kind == "summary":
             self.title = string(entry, "summary", "a summary line", line)
@@ -257,15 +267,19 @@ class _ClaudeCode:
         return ClaudeCodeImport(self.title, self.model, self.payloads, self.times)
 
 
-def _timestamp(value: object) -> datetime | None:
-    """A line's ISO timestamp as aware UTC; `None` when it has none or it does not parse."""
+def _timestamp(value: object, line: int) -> datetime | None:
+    """A line's ISO timestamp as aware UTC; `None` when it has none or it does not parse.
+    `ImportRefused` when it parses but has no UTC time (year 1 east of Greenwich)."""
     if not isinstance(value, str):
         return None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    try:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:
+        raise ImportRefused(f"timestamp {brief(value)} is out of range", line) from None
 
 
 def _block(raw: object, line: int) -> tuple[Json, str]:
