@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from events._arguments import describe_validation_error
+from events._arguments import brief, describe_validation_error
 from events._canonical import canonical_json
 from events._errors import InvalidEvent, UnknownEventType, UnsupportedSchemaVersion
 from events._payloads import PAYLOAD_TYPES, Payload
@@ -71,7 +71,7 @@ def parse_payload(value: Payload | Mapping[str, Any]) -> Payload:
     event_type = value.get("type")
     model = MODELS.get(event_type) if isinstance(event_type, str) else None
     if model is None:
-        raise UnknownEventType(str(event_type))
+        raise UnknownEventType(event_type if isinstance(event_type, str) else brief(event_type))
     try:
         return model.model_validate(value)
     except ValidationError as exc:

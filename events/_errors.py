@@ -28,7 +28,8 @@ class UnknownEventType(InvalidEvent):
     """An event `type` that this version of the vocabulary does not know."""
 
     def __init__(self, event_type: str) -> None:
-        super().__init__(f"unknown event type {event_type!r}")
+        shown = event_type if len(event_type) <= 80 else event_type[:77] + "..."
+        super().__init__(f"unknown event type {shown!r}")
         self.event_type = event_type
 
 

@@ -426,7 +426,7 @@ def _check_session_start(
         parent_head = head_seq(conn, parent)
         if first.parent_seq is None or first.parent_seq > parent_head:
             raise InvalidEvent(
-                f"parent_seq must name an event of {parent!r} (1..{parent_head}), "
+                f"parent_seq must name an event of {brief(parent)} (1..{parent_head}), "
                 f"got {first.parent_seq}"
             )
 

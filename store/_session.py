@@ -263,7 +263,7 @@ class Session:
             ids = list(dict.fromkeys(wanted))
             for part_id in ids:
                 if self._fold.tool_result(part_id) is None:
-                    raise NotInContext(f"no tool result {part_id!r} in the live context")
+                    raise NotInContext(f"no tool result {brief(part_id)} in the live context")
             ids = [part_id for part_id in ids if self._fold.is_restorable(part_id)]
         if not ids:
             return None
@@ -519,12 +519,14 @@ class Session:
 
     def _require_live(self, message_id: str) -> None:
         if not self._fold.is_live(message_id):
-            raise NotInContext(f"no message {message_id!r} in the live context of {self.id}")
+            raise NotInContext(f"no message {brief(message_id)} in the live context of {self.id}")
 
     def _pending_call(self, call_id: str) -> ToolCallPart:
         call = self._fold.tool_call(call_id)
         if call is None or not self._fold.is_pending(call_id):
-            raise NotInContext(f"no tool call {call_id!r} in {self.id} is waiting for a result")
+            raise NotInContext(
+                f"no tool call {brief(call_id)} in {self.id} is waiting for a result"
+            )
         return call
 
     def _check_message(self, message: Message) -> None:
@@ -535,7 +537,7 @@ class Session:
             raise InvalidEvent("a message calls two tools with the same call id")
         for call_id in calls:
             if self._fold.is_call_id_used(call_id):
-                raise InvalidEvent(f"tool call id {call_id!r} is used already in this session")
+                raise InvalidEvent(f"tool call id {brief(call_id)} is used already in this session")
         answered = [p.call_id for p in message.parts if isinstance(p, ToolResultPart)]
         if len(set(answered)) != len(answered):
             raise InvalidEvent("a message answers one tool call twice")

@@ -27,6 +27,7 @@ from events import (
     format_timestamp,
     verify_chain,
 )
+from events._arguments import brief
 from store._append import Encoded, chain, check_session_id, event_row, head_seq
 from store._engine import WRITE
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
@@ -79,7 +80,7 @@ def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
             session_id = _session_id(envelope["session_id"], number)
         elif envelope["session_id"] != session_id:
             raise ImportRefused(
-                f"holds session {envelope['session_id']!r}, but the file began with "
+                f"holds session {brief(envelope['session_id'])}, but the file began with "
                 f"{session_id!r}; an export holds one session",
                 number,
             )
@@ -153,8 +154,8 @@ def _check_parent(conn: sa.Connection, started: SessionStarted) -> None:
         parent_head = 0
     if parent_head < (started.parent_seq or 0):
         raise ImportRefused(
-            f"the session is a fork of {parent!r} at seq {started.parent_seq}, which this store "
-            "does not hold: import that session first",
+            f"the session is a fork of {brief(parent)} at seq {started.parent_seq}, which this "
+            "store does not hold: import that session first",
             1,
         )
 
@@ -180,7 +181,7 @@ def _link(envelope: Mapping[str, Any], number: int) -> ChainLink:
         recorded_at = as_utc(datetime.fromisoformat(envelope["recorded_at"]))
     except ValueError:
         raise ImportRefused(
-            f"recorded_at {envelope['recorded_at']!r} is not a time", number
+            f"recorded_at {brief(envelope['recorded_at'])} is not a time", number
         ) from None
     try:
         decode_payload(envelope["type"], envelope["schema_version"], envelope["payload"])

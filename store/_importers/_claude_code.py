@@ -187,9 +187,11 @@ class _ClaudeCode:
         if kind != "tool_use":
             return _other(block, kind, line)
         call_id = string(block, "id", "a tool_use block", line)
-        name = string(block, "name", f"tool_use {call_id!r}", line)
+        name = string(block, "name", f"tool_use {brief(call_id)}", line)
         if not isinstance(block.get("input"), dict):
-            raise ImportRefused(f"tool_use {call_id!r} has an input that is not an object", line)
+            raise ImportRefused(
+                f"tool_use {brief(call_id)} has an input that is not an object", line
+            )
         self.tools[call_id] = name
         return ToolCallPart.from_input(call_id=call_id, name=name, input=block["input"])
 
@@ -221,7 +223,7 @@ class _ClaudeCode:
         elif isinstance(content, list):
             blocks = content
         else:
-            raise ImportRefused(f"tool_result {call_id!r} has content that is not text", line)
+            raise ImportRefused(f"tool_result {brief(call_id)} has content that is not text", line)
         parts = [_other(inner, kind, line) for inner, kind in (_block(raw, line) for raw in blocks)]
         output = "\n".join(p.text for p in parts if isinstance(p, TextPart))
         images: list[Part] = [p for p in parts if isinstance(p, FilePart)]
@@ -306,7 +308,7 @@ def _other(block: Json, kind: str, line: int) -> Part:
 def _text(block: Json, line: int) -> TextPart:
     kind = block.get("type")
     if kind != "text":
-        raise ImportRefused(f"a {kind!r} block stands where only text can", line)
+        raise ImportRefused(f"a {brief(kind)} block stands where only text can", line)
     return TextPart(text=string(block, "text", "a text block", line))
 
 

@@ -446,3 +446,21 @@ def test_a_claude_code_line_in_year_one_utc_is_kept(store: SessionStore) -> None
     s = store.import_session(json.dumps(line), format="claude-code", session_id="cc")
     assert [e.recorded_at for e in store.read("cc")] == [datetime(1, 1, 1, tzinfo=UTC)] * 2
     assert store.verify(s.id).ok
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"snapshot_every": 0}, "snapshot_every must be an int above 0, got int 0"),
+        ({"max_payload_bytes": "16MB"}, "max_payload_bytes must be an int above 0, got str '16MB'"),
+        ({"busy_timeout_ms": -1}, "busy_timeout_ms must be an int from 0, got int -1"),
+        ({"sqlite_synchronous": "OFF"}, "sqlite_synchronous must be one of 'NORMAL', 'FULL'"),
+        ({"migrate": "yes"}, "migrate must be a bool, got str 'yes'"),
+        ({"clock": 0}, "clock must be callable, got int 0"),
+    ],
+)
+def test_store_options_are_checked_before_the_database_is_opened(
+    backend: Backend, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidArgument, match=message):
+        SessionStore(backend.url, **options)
