@@ -269,9 +269,15 @@ class _ClaudeCode:
         return ClaudeCodeImport(self.title, self.model, self.payloads, self.times)
 
 
+_EARLIEST_YEAR = 1000
+"""Times before this are refused: the hashed and exported form of a time (`format_timestamp`)
+writes years below 1000 with fewer than four digits, which no import reads back."""
+
+
 def _timestamp(value: object, line: int) -> datetime | None:
     """A line's ISO timestamp as aware UTC; `None` when it has none or it does not parse.
-    `ImportRefused` when it parses but has no UTC time (year 1 east of Greenwich)."""
+    `ImportRefused` when it parses but has no UTC time (year 1 east of Greenwich) or falls
+    before year 1000."""
     if not isinstance(value, str):
         return None
     try:
@@ -279,9 +285,12 @@ def _timestamp(value: object, line: int) -> datetime | None:
     except ValueError:
         return None
     try:
-        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     except OverflowError:
-        raise ImportRefused(f"timestamp {brief(value)} is out of range", line) from None
+        moment = datetime.min.replace(tzinfo=UTC)
+    if moment.year < _EARLIEST_YEAR:
+        raise ImportRefused(f"timestamp {brief(value)} is out of range", line)
+    return moment
 
 
 def _block(raw: object, line: int) -> tuple[Json, str]:

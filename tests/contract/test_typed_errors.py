@@ -436,16 +436,22 @@ def test_context_at_the_far_ends_of_time(store: SessionStore) -> None:
         s.context(at=datetime.min.replace(tzinfo=UTC))
 
 
-def test_a_claude_code_line_in_year_one_utc_is_kept(store: SessionStore) -> None:
+def test_a_claude_code_line_before_year_1000_is_refused(
+    store: SessionStore, backend: Backend
+) -> None:
+    """Such a time would be stored, but its exported form ("1-01-01T...") is not read back."""
     line = {
         "type": "user",
         "uuid": "u1",
-        "timestamp": "0001-01-01T00:00:00Z",
+        "timestamp": "0999-12-31T23:59:59Z",
         "message": {"role": "user", "content": "hi"},
     }
-    s = store.import_session(json.dumps(line), format="claude-code", session_id="cc")
-    assert [e.recorded_at for e in store.read("cc")] == [datetime(1, 1, 1, tzinfo=UTC)] * 2
-    assert store.verify(s.id).ok
+    with pytest.raises(ImportRefused, match="line 1: timestamp '0999-12-31T23:59:59Z' is out of"):
+        store.import_session(json.dumps(line), format="claude-code")
+    assert backend.table_rows() == {"events": [], "sessions": []}
+    line["timestamp"] = "1000-01-01T00:00:00Z"
+    store.import_session(json.dumps(line), format="claude-code", session_id="cc")
+    assert [e.recorded_at for e in store.read("cc")] == [datetime(1000, 1, 1, tzinfo=UTC)] * 2
 
 
 @pytest.mark.parametrize(
