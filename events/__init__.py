@@ -18,6 +18,7 @@ from events._codec import (
 from events._compression import CompressionConfig, Direction, ToolLimits
 from events._envelope import NewEvent, RecordedEvent
 from events._errors import (
+    InvalidArgument,
     InvalidEvent,
     SessionStoreError,
     UnknownEventType,
@@ -64,6 +65,7 @@ __all__ = [
     "Direction",
     "EventPayload",
     "FilePart",
+    "InvalidArgument",
     "InvalidEvent",
     "Message",
     "MessageAppended",

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from events._arguments import brief, describe_validation_error
 from events._canonical import canonical_json
 from events._errors import InvalidEvent, UnknownEventType, UnsupportedSchemaVersion
 from events._payloads import PAYLOAD_TYPES, Payload
@@ -59,15 +60,6 @@ UPCASTERS = Upcasters()
 """The registry the store reads with. Steps for the released vocabulary are registered here."""
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, `field.path: message`, without pydantic's URLs."""
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "<payload>"
-        problems.append(f"{where}: {error['msg']}")
-    return "; ".join(problems)
-
-
 def parse_payload(value: Payload | Mapping[str, Any]) -> Payload:
     """A validated payload model from a model or a mapping with a `type` key."""
     if isinstance(value, Payload):
@@ -79,7 +71,7 @@ def parse_payload(value: Payload | Mapping[str, Any]) -> Payload:
     event_type = value.get("type")
     model = MODELS.get(event_type) if isinstance(event_type, str) else None
     if model is None:
-        raise UnknownEventType(str(event_type))
+        raise UnknownEventType(event_type if isinstance(event_type, str) else brief(event_type))
     try:
         return model.model_validate(value)
     except ValidationError as exc:

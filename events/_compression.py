@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from events._arguments import ArgumentModel
 
 Direction = Literal["head", "tail"]
 
+MAX_ATTEMPTS = 100
 
-class ToolLimits(BaseModel):
+
+class ToolLimits(ArgumentModel):
     """Truncation limits for one tool's outputs (`None` keeps the session's own)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -24,7 +28,7 @@ class ToolLimits(BaseModel):
     direction: Direction | None = None
 
 
-class CompressionConfig(BaseModel):
+class CompressionConfig(ArgumentModel):
     """Truncation, overflow, pruning and compaction settings of one session."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -49,7 +53,9 @@ class CompressionConfig(BaseModel):
     # compaction of the head of the conversation
     keep_recent_turns: int = Field(default=2, ge=0)
     keep_recent_tokens: int = Field(default=20_000, ge=0)
-    max_attempts: int = Field(default=3, ge=1)
+    max_attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS)
+    """Compactions one automatic check may try, each keeping less; bounded, as every attempt
+    may pay for a summary and a check must end."""
     cooldown_events: int = Field(default=6, ge=0)
     """After a compaction that still left the context overflowing, automatic compaction waits
     this many events before trying again, instead of summarizing summaries on every call."""

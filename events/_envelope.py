@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from events._arguments import brief, described
 from events._codec import parse_payload
 from events._errors import InvalidEvent
 from events._ids import new_id
@@ -34,11 +35,15 @@ class NewEvent:
         return str(self.payload.type)  # type: ignore[attr-defined]
 
 
-def _canonical_uuid(value: str) -> str:
+def _canonical_uuid(value: object) -> str:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if not isinstance(value, str):
+        raise InvalidEvent(f"event_id must be a UUID string, got {described(value)}")
     try:
-        return str(uuid.UUID(str(value)))
+        return str(uuid.UUID(value))
     except ValueError:
-        raise InvalidEvent(f"event_id {value!r} is not a UUID") from None
+        raise InvalidEvent(f"event_id {brief(value)} is not a UUID") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,15 @@ class SessionStoreError(Exception):
     """Base of every error sessionstore raises on purpose."""
 
 
+class InvalidArgument(SessionStoreError, ValueError, TypeError):
+    """An argument the caller passed is of the wrong type or out of range; nothing was written.
+
+    One class for both, and both built-in bases, so every `except` written before keeps
+    working: pydantic's errors (what a bad value raised before) are `ValueError`s, and Python
+    raises `TypeError` for an argument of the wrong type. The message says which it was.
+    """
+
+
 class InvalidEvent(SessionStoreError, ValueError):
     """An event the store refuses: wrong shape, bad text, unstable numbers, too big."""
 
@@ -19,7 +28,8 @@ class UnknownEventType(InvalidEvent):
     """An event `type` that this version of the vocabulary does not know."""
 
     def __init__(self, event_type: str) -> None:
-        super().__init__(f"unknown event type {event_type!r}")
+        shown = event_type if len(event_type) <= 80 else event_type[:77] + "..."
+        super().__init__(f"unknown event type {shown!r}")
         self.event_type = event_type
 
 

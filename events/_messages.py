@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from events._arguments import ArgumentModel
 from events._ids import new_id
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -145,11 +146,11 @@ _PARTS_BY_ROLE: dict[str, frozenset[str]] = {
 }
 
 
-class Usage(FrozenModel):
+class Usage(FrozenModel, ArgumentModel):
     """Token usage a provider reported for one assistant response, Anthropic's way: `input`
     counts the prompt tokens read neither from nor into the cache, so the whole prompt is
     `input + cache_read + cache_write`. From OpenAI, pass `input=prompt_tokens -
-    cached_tokens, cache_read=cached_tokens`."""
+    cached_tokens, cache_read=cached_tokens`. A bad count raises `InvalidArgument`."""
 
     input: int = Field(default=0, ge=0)
     output: int = Field(default=0, ge=0)

@@ -36,6 +36,7 @@ from events import (
     encode_payload,
     event_hash,
 )
+from events._arguments import brief
 from store._engine import WRITE, EncodedJson, driver_error
 from store._errors import (
     ConcurrencyError,
@@ -110,10 +111,10 @@ def check_session_id(session_id: object) -> str:
     if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_LENGTH:
         raise InvalidSessionId(
             f"a session id is a string of 1 to {SESSION_ID_LENGTH} characters, "
-            f"got {session_id!r:.80}"
+            f"got {brief(session_id)}"
         )
     if not session_id.isprintable():
-        raise InvalidSessionId(f"session id {session_id!r:.80} has unprintable characters")
+        raise InvalidSessionId(f"session id {brief(session_id)} has unprintable characters")
     return session_id
 
 
@@ -521,14 +522,14 @@ def fork_point_problem(conn: sa.Connection, started: SessionStarted) -> str | No
     parent_head = head_seq(conn, parent)
     if started.parent_seq is None or started.parent_seq > parent_head:
         return (
-            f"parent_seq must name an event of {parent!r} (1..{parent_head}), "
+            f"parent_seq must name an event of {brief(parent)} (1..{parent_head}), "
             f"got {started.parent_seq}"
         )
     if started.parent_hash is None:
-        return f"a fork of {parent!r} names the parent_hash of the event it continues from"
+        return f"a fork of {brief(parent)} names the parent_hash of the event it continues from"
     if event_hash_at(conn, parent, started.parent_seq) != started.parent_hash:
         return (
-            f"the parent {parent!r} has another history: its event {started.parent_seq} "
+            f"the parent {brief(parent)} has another history: its event {started.parent_seq} "
             "does not have the parent_hash this fork names"
         )
     return None

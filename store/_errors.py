@@ -1,6 +1,8 @@
 """Every error sessionstore raises on purpose, in one tree:
 
     SessionStoreError
+     ├── InvalidArgument (ValueError, TypeError)
+     │                                    an argument of the wrong type or out of range
      ├── InvalidEvent (ValueError)        wrong shape, NUL or broken UTF-8, unstable floats
      │    ├── UnknownEventType            a `type` this vocabulary does not know
      │    ├── UnsupportedSchemaVersion    written by a newer sessionstore
@@ -10,7 +12,7 @@
      ├── UnknownEncoding (ValueError)     a tokenizer tiktoken cannot load offline
      ├── ImportRefused (ValueError)       a file to import is malformed or its chain broken
      ├── InvalidCheckpoint (ValueError)   a checkpoint file `verify --against` cannot read
-     ├── SessionExists                    importing a session id the store holds already
+     ├── SessionExists                    creating or importing a session id already held
      ├── UnknownSession (LookupError)
      ├── NotInContext (LookupError)       a message or part id not in the live context
      ├── ConcurrencyError                 stale `expected_version`; carries the actual one
@@ -19,12 +21,25 @@
      ├── SchemaMismatch                   the database is not at this code's migration head
      └── DatabaseUnavailable              the database cannot be opened, reached or written
 
-Every error raised by an append leaves the store exactly as it was.
+Every error raised by an append leaves the store exactly as it was, and so does every error
+raised by a call whose arguments are wrong: arguments are checked before any I/O. The one
+exception is an automatic context check (`before_llm_call`) whose compaction fails after it
+pruned: its `CompactionError.check` says what it appended.
+
+Which error for what: an argument of the wrong type or out of range is `InvalidArgument`;
+content that is well typed but cannot be stored as sent (a NUL, a lone surrogate, a NaN, a
+config the vocabulary refuses in an event) is `InvalidEvent`.
 """
 
 from __future__ import annotations
 
-from events import InvalidEvent, SessionStoreError, UnknownEventType, UnsupportedSchemaVersion
+from events import (
+    InvalidArgument,
+    InvalidEvent,
+    SessionStoreError,
+    UnknownEventType,
+    UnsupportedSchemaVersion,
+)
 
 __all__ = [
     "CompactionError",
@@ -32,6 +47,7 @@ __all__ = [
     "DatabaseUnavailable",
     "IdempotencyError",
     "ImportRefused",
+    "InvalidArgument",
     "InvalidCheckpoint",
     "InvalidEvent",
     "InvalidReplayPoint",
@@ -104,7 +120,8 @@ class InvalidCheckpoint(SessionStoreError, ValueError):
 
 
 class SessionExists(SessionStoreError):
-    """An import names a session id this store holds already; nothing was written."""
+    """A new session (created or imported) names a session id this store holds already;
+    nothing was written."""
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id!r} is in this store already")

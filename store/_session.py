@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from events import (
     CompactionReason,
@@ -41,9 +41,11 @@ from events import (
     Usage,
     new_id,
 )
+from events._arguments import ArgumentModel, brief, describe_validation_error, described
 from projections import Context, ContextFold, TimelineRow, context_of, timeline
+from store import _arguments as check
 from store._append import KnownHead, check_text_size
-from store._errors import CompactionError, InvalidEvent, NotInContext
+from store._errors import CompactionError, InvalidArgument, InvalidEvent, NotInContext
 from store._policies import (
     CompactionPlan,
     Measure,
@@ -81,8 +83,14 @@ def _serialized(
     return serialized
 
 
-class ToolCall(BaseModel):
-    """A tool call the model made: its id, the tool's name and its input arguments."""
+_COMPACTION_REASONS: tuple[CompactionReason, ...] = get_args(CompactionReason)
+
+
+class ToolCall(ArgumentModel):
+    """A tool call the model made: its id, the tool's name and its input arguments.
+
+    A bad id, name or input (not JSON, nested too deep) raises `InvalidArgument` here; an input
+    that is JSON but cannot be stored (a NaN) raises `InvalidEvent` when it is appended."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -91,7 +99,12 @@ class ToolCall(BaseModel):
     input: JsonValue = Field(default_factory=dict)
 
     def to_part(self) -> ToolCallPart:
-        return ToolCallPart.from_input(call_id=self.id, name=self.name, input=self.input)
+        try:
+            return ToolCallPart.from_input(call_id=self.id, name=self.name, input=self.input)
+        except (ValueError, TypeError, RecursionError) as exc:  # what json.dumps refuses
+            raise InvalidEvent(
+                f"tool call {brief(self.id)}: its input has no JSON form ({str(exc)[:120]})"
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +149,7 @@ class Session:
         self._live: tuple[tuple[int, bool], Context] | None = None  # the last context built
         self._config: tuple[SessionStarted, CompressionConfig] | None = None
         self._stale = False  # the fold missed events that are stored: reload before use
+        self._config_warned = False
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"
@@ -157,11 +171,30 @@ class Session:
 
     @property
     def config(self) -> CompressionConfig:
-        """The context-management settings in force (`configure` changes them)."""
+        """The context-management settings in force (`configure` changes them).
+
+        Settings are checked before they are written, but a stored config this version
+        refuses (written by an older one) must not make the session unusable: events are
+        never rewritten, so the whole config falls back to the defaults, with one warning
+        per handle, until `configure` writes a valid one."""
         header = self.header
         if self._config is None or self._config[0] is not header:
-            self._config = (header, CompressionConfig.model_validate(header.compression))
+            self._config = (header, self._config_of(header))
         return self._config[1]
+
+    def _config_of(self, header: SessionStarted) -> CompressionConfig:
+        try:
+            return CompressionConfig.model_validate(header.compression)
+        except ValidationError as exc:
+            if not self._config_warned:
+                self._config_warned = True
+                log.warning(
+                    "session %s: its stored compression settings are invalid (%s); "
+                    "using the defaults",
+                    self.id,
+                    describe_validation_error(exc),
+                )
+            return CompressionConfig()
 
     @property
     @_serialized
@@ -174,9 +207,11 @@ class Session:
     # appending messages
 
     def append_system(self, text: str) -> Message:
+        check.text("text", text)
         return self.append_message(Message(role="system", parts=(TextPart(text=text),)))
 
     def append_user(self, text: str) -> Message:
+        check.text("text", text)
         return self.append_message(Message(role="user", parts=(TextPart(text=text),)))
 
     def append_assistant(
@@ -188,6 +223,10 @@ class Session:
     ) -> Message:
         """An assistant turn: its text (may be empty when it only calls tools), its tool calls
         and the usage the provider reported for it."""
+        check.text("text", text)
+        tool_calls = _tool_calls(tool_calls)
+        if usage is not None and not isinstance(usage, Usage):
+            raise InvalidArgument(f"usage must be a Usage or None, got {described(usage)}")
         if tool_calls:
             self._check_size(text, tool_calls)  # before their inputs are dumped to JSON text
         parts: list[Part] = [TextPart(text=text)] if text or not tool_calls else []
@@ -199,14 +238,27 @@ class Session:
         self, call_id: str, output: str, *, is_error: bool = False, name: str | None = None
     ) -> Message:
         """The result of the pending tool call `call_id` (the tool's name is taken from it)."""
+        check.text("call_id", call_id)
+        check.text("output", output)
+        check.flag("is_error", is_error)
+        check.optional_text("name", name)
         call = self._pending_call(call_id)
         tool = name or call.name
         self._check_size(output, tool)
         max_lines, max_bytes, direction = self.config.limits_for(tool)
         part_id = new_id()
-        cut = truncate(
-            output, max_lines=max_lines, max_bytes=max_bytes, direction=direction, part_id=part_id
-        )
+        try:
+            cut = truncate(
+                output,
+                max_lines=max_lines,
+                max_bytes=max_bytes,
+                direction=direction,
+                part_id=part_id,
+            )
+        except UnicodeEncodeError as exc:  # the same refusal an append of the text would make
+            raise InvalidEvent(
+                f"output: text is not valid UTF-8 (lone surrogate at offset {exc.start})"
+            ) from None
         part = ToolResultPart(
             id=part_id, call_id=call_id, name=tool, output=output, is_error=is_error, truncation=cut
         )
@@ -215,6 +267,8 @@ class Session:
     @_serialized
     def append_message(self, message: Message) -> Message:
         """Append any message; parts without a token count are counted now."""
+        if not isinstance(message, Message):
+            raise InvalidArgument(f"message must be a Message, got {described(message)}")
         self._check_message(message)
         self._check_size(message)
         encoding = self.header.encoding
@@ -231,14 +285,15 @@ class Session:
         """Bring back the original outputs of pruned or truncated tool results (all pruned ones
         when `part_ids` is `None`). Returns the event, or `None` when every part named shows its
         original already."""
+        wanted = None if part_ids is None else _part_ids(part_ids)
         self._catch_up()
-        if part_ids is None:
+        if wanted is None:
             ids = self._fold.pruned_part_ids()
         else:
-            ids = list(dict.fromkeys(part_ids))
+            ids = list(dict.fromkeys(wanted))
             for part_id in ids:
                 if self._fold.tool_result(part_id) is None:
-                    raise NotInContext(f"no tool result {part_id!r} in the live context")
+                    raise NotInContext(f"no tool result {brief(part_id)} in the live context")
             ids = [part_id for part_id in ids if self._fold.is_restorable(part_id)]
         if not ids:
             return None
@@ -248,6 +303,7 @@ class Session:
     def revert(self, to_message_id: str) -> RecordedEvent | None:
         """Undo every message after `to_message_id` (replay still shows them). Results of tool
         calls made at or before it are kept, so the context stays valid for the API."""
+        check.text("to_message_id", to_message_id)
         self._catch_up()
         self._require_live(to_message_id)
         ids = self._fold.message_ids()
@@ -274,6 +330,7 @@ class Session:
     @_serialized
     def pin(self, message_id: str) -> RecordedEvent | None:
         """Keep a message through every compaction (the original task, say)."""
+        check.text("message_id", message_id)
         self._catch_up()
         self._require_live(message_id)
         if message_id in self._fold.pinned:
@@ -282,6 +339,7 @@ class Session:
 
     @_serialized
     def unpin(self, message_id: str) -> RecordedEvent | None:
+        check.text("message_id", message_id)
         self._catch_up()
         if message_id not in self._fold.pinned:
             return None
@@ -289,8 +347,12 @@ class Session:
 
     @_serialized
     def configure(self, /, **changes: Any) -> RecordedEvent:
-        """Change context-management settings (any `CompressionConfig` field), by an event."""
-        config = CompressionConfig.model_validate({**self.config.model_dump(), **changes})
+        """Change context-management settings (any `CompressionConfig` field), by an event.
+        Settings the config refuses raise `InvalidArgument`, and nothing is written."""
+        try:
+            config = CompressionConfig.model_validate({**self.config.model_dump(), **changes})
+        except ValidationError as exc:
+            raise InvalidArgument(f"configure: {describe_validation_error(exc)}") from None
         event = CompressionChanged(compression=config.model_dump(mode="json"))
         return self.append_events([event])[0]
 
@@ -304,17 +366,19 @@ class Session:
 
     def before_llm_call(self, summarizer: Summarizer | None = None) -> ContextCheck:
         """Call before each model request: prunes, then compacts, if the context overflows."""
-        return self._keep_in_window("before_llm_call", summarizer)
+        return self._keep_in_window("before_llm_call", check.summarizer_or_none(summarizer))
 
     def after_tool_result(self, summarizer: Summarizer | None = None) -> ContextCheck:
         """Call after appending tool results: the same check, recorded as `after_tool`."""
-        return self._keep_in_window("after_tool", summarizer)
+        return self._keep_in_window("after_tool", check.summarizer_or_none(summarizer))
 
     @_serialized
     def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
         """Replace old tool outputs by placeholders when that frees at least `minimum_prune`
         tokens (see `plan_prune`). Returns the plan, appended unless `dry_run` or not worth it;
         `None` when no output is old enough."""
+        check.flag("dry_run", dry_run)
+        check.text("reason", reason)
         self._catch_up()
         plan = plan_prune(
             self.context().messages,
@@ -338,6 +402,10 @@ class Session:
         """Replace the head of the conversation by one summary, keeping the system prompt,
         pinned messages and the last turns. `CompactionError` (and nothing appended) when
         there is nothing to replace, the summarizer fails, or its summary is not shorter."""
+        check.summarizer_or_none(summarizer)
+        check.choice("reason", reason, _COMPACTION_REASONS)
+        check.optional_integer("keep_turns", keep_turns, minimum=0)
+        check.optional_integer("keep_tokens", keep_tokens, minimum=0)
         self._catch_up()
         config = self.config
         turns = config.keep_recent_turns if keep_turns is None else keep_turns
@@ -465,6 +533,7 @@ class Session:
         """The live context now, or as it was right after event `at` (a seq, or the last event
         at or before a time). `restore_pruned=True` shows every tool result's original output;
         it changes nothing in the session."""
+        check.flag("restore_pruned", restore_pruned)
         if at is None:
             self._catch_up()
             key = (self._fold.seq, restore_pruned)  # every event moves seq: the key is exact
@@ -504,12 +573,14 @@ class Session:
 
     def _require_live(self, message_id: str) -> None:
         if not self._fold.is_live(message_id):
-            raise NotInContext(f"no message {message_id!r} in the live context of {self.id}")
+            raise NotInContext(f"no message {brief(message_id)} in the live context of {self.id}")
 
     def _pending_call(self, call_id: str) -> ToolCallPart:
         call = self._fold.tool_call(call_id)
         if call is None or not self._fold.is_pending(call_id):
-            raise NotInContext(f"no tool call {call_id!r} in {self.id} is waiting for a result")
+            raise NotInContext(
+                f"no tool call {brief(call_id)} in {self.id} is waiting for a result"
+            )
         return call
 
     def _check_size(self, *values: object) -> None:
@@ -525,9 +596,37 @@ class Session:
             raise InvalidEvent("a message calls two tools with the same call id")
         for call_id in calls:
             if self._fold.is_call_id_used(call_id):
-                raise InvalidEvent(f"tool call id {call_id!r} is used already in this session")
+                raise InvalidEvent(f"tool call id {brief(call_id)} is used already in this session")
         answered = [p.call_id for p in message.parts if isinstance(p, ToolResultPart)]
         if len(set(answered)) != len(answered):
             raise InvalidEvent("a message answers one tool call twice")
         for call_id in answered:
             self._pending_call(call_id)
+
+
+def _tool_calls(tool_calls: object) -> list[ToolCall]:
+    if isinstance(tool_calls, str | bytes | Mapping | BaseModel) or not isinstance(
+        tool_calls, Iterable
+    ):
+        raise InvalidArgument(f"tool_calls must be a list of ToolCall, got {described(tool_calls)}")
+    calls = list(tool_calls)
+    for call in calls:
+        if not isinstance(call, ToolCall):
+            raise InvalidArgument(f"tool_calls must hold ToolCall objects, got {described(call)}")
+    return calls
+
+
+def _part_ids(part_ids: object) -> list[str]:
+    if isinstance(part_ids, str):
+        raise InvalidArgument(
+            f"part_ids must be a list of part ids, not one str: restore([{brief(part_ids)}])"
+        )
+    if isinstance(part_ids, bytes | Mapping) or not isinstance(part_ids, Iterable):
+        raise InvalidArgument(
+            f"part_ids must be a list of part ids or None, got {described(part_ids)}"
+        )
+    ids = list(part_ids)
+    for part_id in ids:
+        if not isinstance(part_id, str):
+            raise InvalidArgument(f"part_ids must hold str part ids, got {described(part_id)}")
+    return ids

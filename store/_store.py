@@ -5,24 +5,30 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Literal
+from typing import Literal, get_args
 
 import sqlalchemy as sa
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from events import (
+    CompressionChanged,
+    CompressionConfig,
     ContextCompacted,
+    InvalidEvent,
     RecordedEvent,
     SessionStarted,
     new_id,
 )
+from events._arguments import brief, describe_validation_error, described
 from projections import ContextFold
+from store import _arguments as check
 from store._append import (
     Clock,
+    Encoded,
     EventLike,
     KnownHead,
     append,
@@ -38,8 +44,11 @@ from store._engine import (
     unavailable,
 )
 from store._errors import (
+    ConcurrencyError,
     ImportRefused,
+    InvalidArgument,
     InvalidReplayPoint,
+    SessionExists,
     UnknownSession,
 )
 from store._importers import claude_code_events, openai_events
@@ -66,6 +75,8 @@ ImportFormat = Literal["sessionstore", "openai", "claude-code"]
 
 DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 DEFAULT_SNAPSHOT_EVERY = 100
+MAX_SEQ = 2**31 - 1
+"""The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
 
 
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
@@ -75,12 +86,29 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _lines(source: str | Iterable[str]) -> list[str]:
+def _check_checkpoint(against: object) -> None:
+    if against is not None and not isinstance(against, Checkpoint):
+        raise InvalidArgument(
+            f"against must be a Checkpoint (Checkpoint.loads(text)) or None, got "
+            f"{described(against)}"
+        )
+
+
+def _lines(source: object) -> list[str]:
     """JSONL lines, split on newlines only: JSON text may hold U+2028 and other characters
     that `str.splitlines` would also split on."""
     if isinstance(source, str):
         return [line.removesuffix("\r") for line in source.split("\n")]
-    return [line.removesuffix("\n").removesuffix("\r") for line in source]
+    if isinstance(source, bytes | bytearray | Mapping) or not isinstance(source, Iterable):
+        raise InvalidArgument(
+            f"source must be a str or an iterable of str lines, got {described(source)}"
+        )
+    lines = []
+    for number, line in enumerate(source, start=1):
+        if not isinstance(line, str):
+            raise InvalidArgument(f"source line {number} must be a str, got {described(line)}")
+        lines.append(line.removesuffix("\n").removesuffix("\r"))
+    return lines
 
 
 def _json(text: str) -> object:
@@ -90,6 +118,39 @@ def _json(text: str) -> object:
         raise ImportRefused(f"not JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
     except RecursionError:
         raise ImportRefused("the JSON is nested too deeply to read") from None
+
+
+def check_stored_configs(batch: Sequence[Encoded]) -> None:
+    """Refuse a `SessionStarted` or `CompressionChanged` whose settings `CompressionConfig`
+    refuses: events are never rewritten, so once stored such a config would stay in force.
+    (A session that holds one anyway, from an older version, runs on the defaults.)"""
+    for item in batch:
+        payload = item.event.payload
+        if isinstance(payload, SessionStarted | CompressionChanged):
+            try:
+                CompressionConfig.model_validate(payload.compression)
+            except ValidationError as exc:
+                problems = describe_validation_error(exc, prefix="compression")
+                raise InvalidEvent(f"{item.type}: {problems}") from None
+
+
+def _check_store_options(
+    url: object,
+    migrate: object,
+    max_payload_bytes: object,
+    busy_timeout_ms: object,
+    sqlite_synchronous: object,
+    snapshot_every: object,
+    clock: object,
+) -> None:
+    check.optional_text("url", url)
+    check.flag("migrate", migrate)
+    check.integer("max_payload_bytes", max_payload_bytes, minimum=1)
+    check.integer("busy_timeout_ms", busy_timeout_ms, minimum=0)
+    check.choice("sqlite_synchronous", sqlite_synchronous, get_args(SqliteSynchronous))
+    check.integer("snapshot_every", snapshot_every, minimum=1)
+    if not callable(clock):
+        raise InvalidArgument(f"clock must be callable, got {described(clock)}")
 
 
 class SessionStore:
@@ -123,8 +184,15 @@ class SessionStore:
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
         clock: Clock = _utc_now,
     ) -> None:
-        if snapshot_every < 1:
-            raise ValueError("snapshot_every must be at least 1")
+        _check_store_options(
+            url,
+            migrate,
+            max_payload_bytes,
+            busy_timeout_ms,
+            sqlite_synchronous,
+            snapshot_every,
+            clock,
+        )
         self.url = resolve_url(url)
         self.max_payload_bytes = max_payload_bytes
         self.snapshot_every = snapshot_every
@@ -161,16 +229,33 @@ class SessionStore:
         session_id: str | None = None,
     ) -> Session:
         """Start a new session and return its handle. `encoding` is the tiktoken encoding its
-        token counts use; it is loaded now, so a missing one fails before anything is written."""
+        token counts use; it is loaded now, so a missing one fails before anything is written.
+        `compression` holds `CompressionConfig` settings (the rest keep their defaults); it is
+        checked now too. An id that is taken raises `SessionExists`."""
+        check.text("model", model)
+        check.optional_integer("context_window", context_window, minimum=1)
+        check.text("title", title)
+        check.integer("output_reserve", output_reserve, minimum=0)
+        check.text("encoding", encoding)
+        if compression is not None and not isinstance(compression, Mapping):
+            raise InvalidArgument(
+                f"compression must be a dict of settings or None, got {described(compression)}"
+            )
+        if session_id is not None:
+            check_session_id(session_id)
+        try:
+            CompressionConfig.model_validate(compression or {})
+            started = SessionStarted(
+                title=title,
+                model=model,
+                context_window=context_window,
+                output_reserve=output_reserve,
+                encoding=encoding,
+                compression=dict(compression or {}),
+            )
+        except ValidationError as exc:
+            raise InvalidArgument(f"compression: {describe_validation_error(exc)}") from None
         load_encoding(encoding)
-        started = SessionStarted(
-            title=title,
-            model=model,
-            context_window=context_window,
-            output_reserve=output_reserve,
-            encoding=encoding,
-            compression=compression or {},
-        )
         return Session(self, self._start(session_id or new_id(), started))
 
     def session(self, session_id: str) -> Session:
@@ -188,6 +273,7 @@ class SessionStore:
     def fork(self, session_id: str, *, at: int | None = None, title: str | None = None) -> Session:
         """A new session whose history is `session_id`'s up to event `at` (its head when
         `None`). The parent is not changed; the fork reads the parent's events, not copies."""
+        check.optional_text("title", title)
         history = self._fold_at(session_id, at if at is not None else self.version(session_id))
         assert history.header is not None
         started = history.header.model_copy(
@@ -205,10 +291,16 @@ class SessionStore:
     def _start(
         self, session_id: str, started: SessionStarted, history: ContextFold | None = None
     ) -> ContextFold:
-        """Append `started` as the first event of `session_id`, on top of a fork's `history`."""
+        """Append `started` as the first event of `session_id`, on top of a fork's `history`.
+        Its config is not checked again: `create_session` did, and a fork keeps its parent's."""
         check_session_id(session_id)
         fold = history if history is not None else ContextFold()
-        recorded = self.append(session_id, [started], expected_version=0)
+        batch = encode_batch([started], self.max_payload_bytes)
+        try:
+            with self._database_errors():
+                recorded = append(self._engine, session_id, batch, 0, self._clock)
+        except ConcurrencyError as exc:  # expected 0 and it is not: the id is taken
+            raise SessionExists(session_id) from exc
         fold.apply(recorded[0])
         return fold
 
@@ -218,12 +310,12 @@ class SessionStore:
         with self._database_errors(), self._engine.connect() as conn:
             head = head_seq(conn, session_id)
             if isinstance(at, datetime):
-                seq = seq_at_time(conn, session_id, at)
+                seq = _seq_at_time(conn, session_id, at, head)
             elif isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= head:
                 seq = at
             else:
                 raise InvalidReplayPoint(
-                    f"at= must be a seq from 1 to {head} or a datetime, got {at!r}"
+                    f"at= must be a seq from 1 to {head} or a datetime, got {brief(at)}"
                 )
             return load_fold(conn, session_id, seq).fold
 
@@ -277,7 +369,9 @@ class SessionStore:
         nothing; with other content it raises `IdempotencyError`.
         """
         check_session_id(session_id)
+        check.optional_integer("expected_version", expected_version, minimum=0)
         batch = encode_batch(events, self.max_payload_bytes)
+        check_stored_configs(batch)
         with self._database_errors():
             return append(self._engine, session_id, batch, expected_version, self._clock)
 
@@ -286,6 +380,7 @@ class SessionStore:
     ) -> list[RecordedEvent]:
         """`append` for a `Session`, whose fold knows the head: one query fewer per append."""
         batch = encode_batch(events, self.max_payload_bytes)
+        check_stored_configs(batch)
         with self._database_errors():
             return append(
                 self._engine, session_id, batch, head.head_seq, self._clock, known_head=head
@@ -298,13 +393,15 @@ class SessionStore:
     ) -> list[RecordedEvent]:
         """The session's events with `from_seq <= seq <= to_seq`, in order, upcast."""
         check_session_id(session_id)
+        low = max(check.integer("from_seq", from_seq), 1)
+        to_seq = check.optional_integer("to_seq", to_seq)
+        high = MAX_SEQ if to_seq is None else min(to_seq, MAX_SEQ)
         query = sa.select(*EVENT_ROW).where(
-            events.c.session_id == session_id, events.c.seq >= from_seq
+            events.c.session_id == session_id, events.c.seq.between(low, high)
         )
-        if to_seq is not None:
-            query = query.where(events.c.seq <= to_seq)
         with self._database_errors(), self._engine.connect() as conn:
-            rows = conn.execute(query.order_by(events.c.seq)).all()
+            # bounds past the column's range would overflow the driver: that range is empty
+            rows = conn.execute(query.order_by(events.c.seq)).all() if low <= high else []
             if not rows:
                 self._session_row(conn, session_id)  # raises UnknownSession
         return [recorded_event(row) for row in rows]
@@ -331,6 +428,7 @@ class SessionStore:
         every stored snapshot against a fresh fold; with `against`, also that nothing up to
         the checkpoint's head of this session changed. See `store._verify`."""
         check_session_id(session_id)
+        _check_checkpoint(against)
         head = against.head_of(session_id) if against is not None else None
         with self._database_errors(), self._engine.connect() as conn:
             if holds(conn, session_id):
@@ -348,14 +446,21 @@ class SessionStore:
         """`verify` of every session the store holds anything of (a row in `sessions` or
         events), and of every session `against` names (gone ones are reported broken).
         `progress(done, total)` is called after each."""
+        _check_checkpoint(against)
+        if progress is not None and not callable(progress):
+            raise InvalidArgument(f"progress must be callable or None, got {described(progress)}")
         with self._database_errors(), self._engine.connect() as conn:
             held = session_ids(conn)
         named = [h.session_id for h in against.heads] if against is not None else []
         ids = sorted(set(held) | set(named))
-        for done, session_id in enumerate(ids, start=1):
-            yield self.verify(session_id, against=against)
-            if progress is not None:
-                progress(done, len(ids))
+
+        def reports() -> Iterator[VerifyReport]:
+            for done, session_id in enumerate(ids, start=1):
+                yield self.verify(session_id, against=against)
+                if progress is not None:
+                    progress(done, len(ids))
+
+        return reports()
 
     # moving sessions
 
@@ -389,6 +494,13 @@ class SessionStore:
         transcript (JSONL); its compact boundaries become `ContextCompacted` events. Both make
         a new session (`session_id`, else a fresh id) with token counts in `encoding`.
         """
+        check.choice("format", format, get_args(ImportFormat))
+        if session_id is not None:
+            check_session_id(session_id)
+        check.optional_text("title", title)
+        check.optional_text("model", model)
+        check.optional_integer("context_window", context_window, minimum=1)
+        check.text("encoding", encoding)
         lines = _lines(source)
         if format == "sessionstore":
             exported_id, links = read_export(lines)
@@ -409,12 +521,10 @@ class SessionStore:
             found_title, found_model = None, None
             text = source if isinstance(source, str) else "\n".join(lines)
             payloads = openai_events(_json(text), encoding)
-        elif format == "claude-code":
+        else:
             transcript = claude_code_events(lines, encoding)
             found_title, found_model = transcript.title, transcript.model
             payloads, times = transcript.payloads, transcript.times
-        else:
-            raise ImportRefused(f"unknown format {format!r}: sessionstore, openai or claude-code")
         started = SessionStarted(
             title=title if title is not None else found_title or "",
             model=model if model is not None else found_model or "",
@@ -488,3 +598,19 @@ class SessionStore:
             raise
         except sa.exc.DBAPIError as exc:
             raise unavailable(self._engine.url, exc) from exc
+
+
+def _seq_at_time(conn: sa.Connection, session_id: str, moment: datetime, head: int) -> int:
+    """`seq_at_time`, for any aware datetime: one whose UTC time falls outside years 1 to 9999
+    (`datetime.min` east of Greenwich, say) is before or after every event."""
+    offset = moment.utcoffset() if moment.tzinfo is not None else None
+    if offset is not None:
+        try:
+            moment.astimezone(UTC)
+        except OverflowError:
+            if offset > timedelta(0):
+                raise InvalidReplayPoint(
+                    f"session {session_id!r} had not started at {moment.isoformat()}"
+                ) from None
+            return head
+    return seq_at_time(conn, session_id, moment)

@@ -14,7 +14,9 @@ import urllib.request
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from events import TextPart, ToolCallPart
+from events import InvalidEvent, TextPart, ToolCallPart
+from events._arguments import described
+from events._canonical import check_json_value
 from projections import LiveMessage, LiveToolResult, to_openai
 from store._errors import CompactionError
 
@@ -26,30 +28,48 @@ class Summarizer(Protocol):
 
 
 def summarizer_name(summarizer: Callable[..., object]) -> str:
-    """What the compaction event records as its `summarizer`."""
-    name = getattr(summarizer, "name", None) or getattr(summarizer, "__name__", None)
-    return str(name or type(summarizer).__name__)
+    """What the compaction event records as its `summarizer`: its `name` or `__name__` when
+    that is text, else its type's name."""
+    for attribute in ("name", "__name__"):
+        name = getattr(summarizer, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(summarizer).__name__
 
 
 def run_summarizer(
     summarizer: Summarizer, messages: Sequence[LiveMessage], target_tokens: int
 ) -> str:
-    """The summary text; `CompactionError` when the summarizer fails or returns nothing."""
+    """The summary text; `CompactionError` when the summarizer fails, returns something that
+    is not text (or an awaitable of text), returns blank text, or text that cannot be stored."""
+    name = summarizer_name(summarizer)
     try:
-        result = summarizer(messages, target_tokens)
-        if not isinstance(result, str):
+        result: object = summarizer(messages, target_tokens)
+        if inspect.isawaitable(result):
             result = _await(result)
     except Exception as exc:
         raise CompactionError(
-            f"the summarizer {summarizer_name(summarizer)} failed: {type(exc).__name__}: {exc}"
+            f"the summarizer {name} failed: {type(exc).__name__}: {_first_line(exc)}"
         ) from exc
-    if not isinstance(result, str) or not result.strip():
-        raise CompactionError(f"the summarizer {summarizer_name(summarizer)} returned no text")
+    if not isinstance(result, str):
+        raise CompactionError(f"the summarizer {name} returned {described(result)}, not text")
+    if not result.strip():
+        raise CompactionError(f"the summarizer {name} returned no text")
+    try:
+        check_json_value(result, "summary")
+    except InvalidEvent as exc:
+        message = f"the summarizer {name} returned text that cannot be stored: {exc}"
+        raise CompactionError(message) from None
     return result
 
 
-def _await(result: Awaitable[str]) -> str:
-    async def wait() -> str:
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).splitlines()
+    return lines[0][:200] if lines else ""
+
+
+def _await(result: Awaitable[object]) -> object:
+    async def wait() -> object:
         return await result
 
     try:

@@ -27,6 +27,7 @@ from events import (
     format_timestamp,
     verify_chain,
 )
+from events._arguments import brief
 from events._canonical import hashed_json
 from store._append import Encoded, chain, check_session_id, event_row, fork_point_problem
 from store._engine import WRITE
@@ -80,7 +81,7 @@ def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
             session_id = _session_id(envelope["session_id"], number)
         elif envelope["session_id"] != session_id:
             raise ImportRefused(
-                f"holds session {envelope['session_id']!r}, but the file began with "
+                f"holds session {brief(envelope['session_id'])}, but the file began with "
                 f"{session_id!r}; an export holds one session",
                 number,
             )
@@ -148,7 +149,7 @@ def _check_parent(conn: sa.Connection, started: SessionStarted) -> None:
     try:
         problem = fork_point_problem(conn, started)
     except UnknownSession:
-        problem = f"the parent {started.parent_session_id!r} is not in this store"
+        problem = f"the parent {brief(started.parent_session_id)} is not in this store"
     if problem is not None:
         raise ImportRefused(f"a fork whose parent does not hold: {problem}", 1)
 
@@ -174,7 +175,7 @@ def _link(envelope: Mapping[str, Any], number: int) -> ChainLink:
         recorded_at = as_utc(datetime.fromisoformat(envelope["recorded_at"]))
     except ValueError:
         raise ImportRefused(
-            f"recorded_at {envelope['recorded_at']!r} is not a time", number
+            f"recorded_at {brief(envelope['recorded_at'])} is not a time", number
         ) from None
     try:
         decode_payload(envelope["type"], envelope["schema_version"], envelope["payload"])

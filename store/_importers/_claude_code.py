@@ -24,6 +24,7 @@ from events import (
     ToolResultPart,
     Usage,
 )
+from events._arguments import brief
 from store._errors import ImportRefused
 from store._importers._common import (
     Json,
@@ -54,7 +55,7 @@ def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
     for number, text in enumerate(lines, start=1):
         if text.strip():
             with at_line(number):
-                entries.append((number, json_object(text, number)))
+                entries.append((number, _links_checked(json_object(text, number), number)))
     branch = _current_branch([entry for _, entry in entries])
     reader = _ClaudeCode(encoding)
     for number, entry in entries:
@@ -62,6 +63,15 @@ def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
             with at_line(number):
                 reader.read(entry, number)
     return reader.finish()
+
+
+def _links_checked(entry: Json, line: int) -> Json:
+    """The entry, once its links are known to be text: they key the branch walk below."""
+    for key in ("uuid", "parentUuid", "logicalParentUuid"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ImportRefused(f"{key!r} is not a string", line)
+    return entry
 
 
 def _current_branch(entries: list[Json]) -> set[object] | None:
@@ -117,7 +127,7 @@ class _ClaudeCode:
     model: str | None = None
 
     def read(self, entry: Json, line: int) -> None:
-        self.now = _timestamp(entry.get("timestamp"))
+        self.now = _timestamp(entry.get("timestamp"), line)
         kind = entry.get("type")
         if kind == "summary":
             self.title = string(entry, "summary", "a summary line", line)
@@ -177,9 +187,11 @@ class _ClaudeCode:
         if kind != "tool_use":
             return _other(block, kind, line)
         call_id = string(block, "id", "a tool_use block", line)
-        name = string(block, "name", f"tool_use {call_id!r}", line)
+        name = string(block, "name", f"tool_use {brief(call_id)}", line)
         if not isinstance(block.get("input"), dict):
-            raise ImportRefused(f"tool_use {call_id!r} has an input that is not an object", line)
+            raise ImportRefused(
+                f"tool_use {brief(call_id)} has an input that is not an object", line
+            )
         self.tools[call_id] = name
         return ToolCallPart.from_input(call_id=call_id, name=name, input=block["input"])
 
@@ -211,7 +223,7 @@ class _ClaudeCode:
         elif isinstance(content, list):
             blocks = content
         else:
-            raise ImportRefused(f"tool_result {call_id!r} has content that is not text", line)
+            raise ImportRefused(f"tool_result {brief(call_id)} has content that is not text", line)
         parts = [_other(inner, kind, line) for inner, kind in (_block(raw, line) for raw in blocks)]
         output = "\n".join(p.text for p in parts if isinstance(p, TextPart))
         images: list[Part] = [p for p in parts if isinstance(p, FilePart)]
@@ -257,15 +269,28 @@ class _ClaudeCode:
         return ClaudeCodeImport(self.title, self.model, self.payloads, self.times)
 
 
-def _timestamp(value: object) -> datetime | None:
-    """A line's ISO timestamp as aware UTC; `None` when it has none or it does not parse."""
+_EARLIEST_YEAR = 1000
+"""Times before this are refused: the hashed and exported form of a time (`format_timestamp`)
+writes years below 1000 with fewer than four digits, which no import reads back."""
+
+
+def _timestamp(value: object, line: int) -> datetime | None:
+    """A line's ISO timestamp as aware UTC; `None` when it has none or it does not parse.
+    `ImportRefused` when it parses but has no UTC time (year 1 east of Greenwich) or falls
+    before year 1000."""
     if not isinstance(value, str):
         return None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    try:
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:
+        moment = datetime.min.replace(tzinfo=UTC)
+    if moment.year < _EARLIEST_YEAR:
+        raise ImportRefused(f"timestamp {brief(value)} is out of range", line)
+    return moment
 
 
 def _block(raw: object, line: int) -> tuple[Json, str]:
@@ -292,7 +317,7 @@ def _other(block: Json, kind: str, line: int) -> Part:
 def _text(block: Json, line: int) -> TextPart:
     kind = block.get("type")
     if kind != "text":
-        raise ImportRefused(f"a {kind!r} block stands where only text can", line)
+        raise ImportRefused(f"a {brief(kind)} block stands where only text can", line)
     return TextPart(text=string(block, "text", "a text block", line))
 
 

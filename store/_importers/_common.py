@@ -20,6 +20,7 @@ from events import (
     Part,
     canonical_json,
 )
+from events._arguments import brief
 from store._errors import ImportRefused
 from store._tokens import with_tokens
 
@@ -96,11 +97,11 @@ class Calls:
 
     def made(self, call_id: str, name: str, line: int) -> None:
         if call_id in self.names:
-            raise ImportRefused(f"{self.word} id {call_id!r} is used twice", line)
+            raise ImportRefused(f"{self.word} id {brief(call_id)} is used twice", line)
         self.names[call_id] = name
 
     def answer(self, call_id: str, who: str, line: int) -> str:
-        what = f"{who} answers {self.word} id {call_id!r}"
+        what = f"{who} answers {self.word} id {brief(call_id)}"
         if call_id not in self.names:
             raise ImportRefused(f"{what} that no earlier assistant message made", line)
         if call_id in self.answered:

@@ -14,6 +14,7 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
+from events._arguments import brief
 from store._errors import ImportRefused
 from store._importers._common import (
     Calls,
@@ -54,7 +55,7 @@ def _openai_message(raw: object, n: int, calls: Calls) -> tuple[Role, list[Part]
     role = ROLES.get(raw.get("role")) if isinstance(raw.get("role"), str) else None
     if role is None:
         expected = "expected system, developer, user, assistant or tool"
-        raise ImportRefused(f"role {raw.get('role')!r}; {expected}", n)
+        raise ImportRefused(f"role {brief(raw.get('role'))}; {expected}", n)
     parts = _openai_content(raw.get("content"), n, images=role == "user")
     if role == "tool":
         call_id = string(raw, "tool_call_id", "a tool message", n)
@@ -90,7 +91,9 @@ def _openai_content(content: object, n: int, *, images: bool) -> list[Part]:
             image = image if isinstance(image, dict) else {}
             parts.append(file_from_url(string(image, "url", "an image_url part", n)))
         else:
-            raise ImportRefused(f"a content part of type {kind!r}, which this role cannot hold", n)
+            raise ImportRefused(
+                f"a content part of type {brief(kind)}, which this role cannot hold", n
+            )
     return parts
 
 
@@ -100,10 +103,14 @@ def _openai_call(raw: object, n: int, calls: Calls) -> ToolCallPart:
         raise ImportRefused("a tool call without a function object", n)
     call_id = string(raw, "id", "a tool call", n)
     if raw.get("type", "function") != "function":
-        raise ImportRefused(f"tool call {call_id!r} has type {raw['type']!r}, not 'function'", n)
-    name = string(function, "name", f"tool call {call_id!r}", n)
+        raise ImportRefused(
+            f"tool call {brief(call_id)} has type {brief(raw['type'])}, not 'function'", n
+        )
+    name = string(function, "name", f"tool call {brief(call_id)}", n)
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
-        raise ImportRefused(f"tool call {call_id!r} has arguments that are not a JSON string", n)
+        raise ImportRefused(
+            f"tool call {brief(call_id)} has arguments that are not a JSON string", n
+        )
     calls.made(call_id, name, n)
     return ToolCallPart(call_id=call_id, name=name, arguments=arguments)

@@ -1,0 +1,80 @@
+"""Checks of the arguments of the public methods, run before any I/O.
+
+Each raises `InvalidArgument` naming the argument, what it must be and what it got (shown by
+`brief`, which cannot fail or grow long), and returns the value with its type narrowed. Type
+hints are not enough: callers pass what their own code holds (bytes from a socket, `None`
+from a missing field, JSON numbers), and a wrong value that slips past the door either raises
+from deep inside (pydantic, the driver, tiktoken) or, worse, is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TypeVar
+
+from events import InvalidArgument
+from events._arguments import described
+
+T = TypeVar("T")
+
+
+def text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be a str, got {described(value)}")
+    return value
+
+
+def optional_text(name: str, value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be a str or None, got {described(value)}")
+    return value
+
+
+def flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{name} must be a bool, got {described(value)}")
+    return value
+
+
+def integer(name: str, value: object, *, minimum: int | None = None) -> int:
+    """An int (at least `minimum`), but not a bool: `True` is an int to Python, never a count
+    or a seq to a caller."""
+    if _is_int(value, minimum):
+        return value  # type: ignore[return-value]  # an int, checked
+    raise InvalidArgument(f"{name} must be {_an_int(minimum)}, got {described(value)}")
+
+
+def optional_integer(name: str, value: object, *, minimum: int | None = None) -> int | None:
+    """`None`, or what `integer` accepts."""
+    if value is None:
+        return None
+    if _is_int(value, minimum):
+        return value  # type: ignore[return-value]  # an int, checked
+    must = "an int or None" if minimum is None else f"{_an_int(minimum)}, or None"
+    raise InvalidArgument(f"{name} must be {must}, got {described(value)}")
+
+
+def _is_int(value: object, minimum: int | None) -> bool:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    return minimum is None or value >= minimum
+
+
+def _an_int(minimum: int | None) -> str:
+    if minimum is None:
+        return "an int"
+    return f"an int {'from 0' if minimum == 0 else f'above {minimum - 1}'}"
+
+
+def choice(name: str, value: object, choices: Collection[T]) -> T:
+    if not isinstance(value, str) or value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise InvalidArgument(f"{name} must be one of {allowed}, got {described(value)}")
+    return value  # type: ignore[return-value]  # one of `choices`, which are str
+
+
+def summarizer_or_none(value: T | None) -> T | None:
+    """A summarizer is called only when a compaction is due; a wrong one is refused at once."""
+    if value is not None and not callable(value):
+        raise InvalidArgument(f"summarizer must be callable or None, got {described(value)}")
+    return value
