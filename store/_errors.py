@@ -163,3 +163,9 @@ class SchemaMismatch(SessionStoreError):
 class DatabaseUnavailable(SessionStoreError):
     """The database could not be opened, reached or written: unreachable, locked past the
     timeout, read-only, full, or not a database."""
+
+
+def one_line(exc: BaseException) -> str:
+    """`TypeName: the first line of its message` (at most 200 characters), for log lines."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__

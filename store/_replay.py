@@ -34,7 +34,7 @@ from projections._fold import EventRef
 from projections._snapshot import parse_snapshot
 from store._append import head_seq
 from store._engine import WRITE
-from store._errors import InvalidReplayPoint
+from store._errors import InvalidReplayPoint, one_line
 from store._rows import EVENT_ROW, PAYLOAD_TEXT, recorded_event
 from store._schema import events, snapshots
 
@@ -166,14 +166,9 @@ def _from_newest_snapshot(conn: sa.Connection, session_id: str, to_seq: int) -> 
     except sa.exc.SQLAlchemyError:
         raise
     except Exception as exc:
-        log.warning("ignoring the snapshot of %s at seq %s: %s", session_id, seq, _reason(exc))
+        log.warning("ignoring the snapshot of %s at seq %s: %s", session_id, seq, one_line(exc))
         return None
     return LoadedFold(fold, seq)
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
 
 
 def _checked_snapshot(conn: sa.Connection, session_id: str, seq: int, text: str) -> ContextFold:

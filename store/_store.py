@@ -50,6 +50,7 @@ from store._errors import (
     InvalidReplayPoint,
     SessionExists,
     UnknownSession,
+    one_line,
 )
 from store._importers import claude_code_events, openai_events
 from store._migrate import ensure_schema
@@ -344,11 +345,10 @@ class SessionStore:
                 save_snapshot(self._engine, fold, self._clock())
         except Exception as exc:
             log.warning(
-                "could not save a snapshot of %s at %s: %s: %s",
+                "could not save a snapshot of %s at %s: %s",
                 fold.session_id,
                 fold.seq,
-                type(exc).__name__,
-                str(exc).strip().splitlines()[0] if str(exc).strip() else "",
+                one_line(exc),
             )
 
     # writing
