@@ -26,8 +26,13 @@ from events._errors import (
 )
 from events._ids import new_id, uuid7
 from events._messages import (
+    ANTHROPIC,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
     FilePart,
     Message,
+    Native,
+    NativePart,
     Part,
     ReasoningPart,
     Role,
@@ -53,8 +58,11 @@ from events._payloads import (
 )
 
 __all__ = [
+    "ANTHROPIC",
     "GENESIS_HASH",
     "MODELS",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
     "UPCASTERS",
     "ChainLink",
     "ChainReport",
@@ -72,6 +80,8 @@ __all__ = [
     "MessagePinned",
     "MessageUnpinned",
     "MessagesReverted",
+    "Native",
+    "NativePart",
     "NewEvent",
     "OutputsPruned",
     "OutputsRestored",

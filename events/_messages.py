@@ -24,20 +24,54 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+ANTHROPIC = "anthropic.messages"
+OPENAI_CHAT = "openai.chat"
+OPENAI_RESPONSES = "openai.responses"
+
+
+class Native(FrozenModel):
+    """What a provider sent, verbatim: a content block, an output item or a message envelope,
+    as the API named by `api` shaped it (`ANTHROPIC`, `OPENAI_CHAT`, `OPENAI_RESPONSES`).
+
+    A part keeps its provider's own block next to sessionstore's normalised view (its text,
+    call, reasoning): folds, policies, token counts and summaries read the view; a render for
+    the same API sends the block back unchanged (a thinking block with its signature, a
+    Responses item with its id and `encrypted_content`)."""
+
+    api: str = Field(min_length=1)
+    value: JsonValue
+
+    def is_from(self, api: str) -> bool:
+        return self.api == api
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+NativeField = Annotated[Native | None, Field(default=None, exclude_if=_absent)]
+"""Stored only when present: a message without one encodes (and hashes) as it always did."""
+
+
 class TextPart(FrozenModel):
     type: Literal["text"] = "text"
     id: str = Field(default_factory=new_id, min_length=1)
     text: str
     tokens: TokenCount = None
+    native: NativeField = None
 
 
 class ReasoningPart(FrozenModel):
-    """A model's visible reasoning (or its provider's opaque signature, kept as text)."""
+    """A model's reasoning: `text` is what is readable of it (a thinking block's text, a
+    Responses reasoning summary; empty when redacted or encrypted). The provider's block, with
+    its signature or `encrypted_content`, is in `native`: only a render for that provider sends
+    it back."""
 
     type: Literal["reasoning"] = "reasoning"
     id: str = Field(default_factory=new_id, min_length=1)
     text: str
     tokens: TokenCount = None
+    native: NativeField = None
 
 
 class ToolCallPart(FrozenModel):
@@ -54,6 +88,7 @@ class ToolCallPart(FrozenModel):
     name: str = Field(min_length=1)
     arguments: str = "{}"
     tokens: TokenCount = None
+    native: NativeField = None
 
     @classmethod
     def from_input(
@@ -108,6 +143,11 @@ class ToolResultPart(FrozenModel):
     is_error: bool = False
     truncation: Truncation | None = None
     tokens: TokenCount = None
+    blocks: Annotated[
+        tuple[TextPart | FilePart, ...] | None, Field(default=None, exclude_if=_absent)
+    ] = None
+    """The result as content blocks (text and images), when the tool gave more than text;
+    `output` is then the text of its text blocks, which truncation and pruning act on."""
 
     @property
     def shown(self) -> str:
@@ -125,6 +165,7 @@ class FilePart(FrozenModel):
     url: str | None = None
     data: str | None = None
     tokens: TokenCount = None
+    native: NativeField = None
 
     @model_validator(mode="after")
     def _has_content(self) -> FilePart:
@@ -133,15 +174,28 @@ class FilePart(FrozenModel):
         return self
 
 
+class NativePart(FrozenModel):
+    """A block or item of a kind sessionstore does not model (a server tool call and its
+    result, a hosted tool call, a block type newer than this code): kept, never dropped. A render
+    for its own API sends `native` back as it came; other renders show `text` (a short
+    description, or nothing when empty)."""
+
+    type: Literal["native"] = "native"
+    id: str = Field(default_factory=new_id, min_length=1)
+    native: Native
+    text: str = ""
+    tokens: TokenCount = None
+
+
 Part = Annotated[
-    TextPart | ReasoningPart | ToolCallPart | ToolResultPart | FilePart,
+    TextPart | ReasoningPart | ToolCallPart | ToolResultPart | FilePart | NativePart,
     Field(discriminator="type"),
 ]
 
 _PARTS_BY_ROLE: dict[str, frozenset[str]] = {
     "system": frozenset({"text"}),
-    "user": frozenset({"text", "file"}),
-    "assistant": frozenset({"text", "reasoning", "tool_call", "file"}),
+    "user": frozenset({"text", "file", "native"}),
+    "assistant": frozenset({"text", "reasoning", "tool_call", "file", "native"}),
     "tool": frozenset({"tool_result"}),
 }
 
@@ -163,6 +217,10 @@ class Message(FrozenModel):
     role: Role
     parts: tuple[Part, ...] = Field(min_length=1)
     usage: Usage | None = None
+    native: NativeField = None
+    """The provider's envelope of this message, verbatim, without its content (Anthropic's
+    `id`, `model`, `stop_reason`, raw `usage`; a Responses `id`, `status`, `usage`; a Chat
+    Completions message's `refusal`): what the normalised fields leave out."""
 
     @model_validator(mode="after")
     def _parts_fit_role(self) -> Message:

@@ -7,8 +7,17 @@ recorded in the events, so replay gives the same context whatever code replays i
 from projections._context import Context, context_of, fold_events
 from projections._diff import ContextDiff, OutputChange, diff_contexts
 from projections._fold import PROJECTION, PROJECTION_VERSION, Change, ContextFold, PruneMark
-from projections._live import FILE_TOKENS, LiveMessage, LiveToolResult, estimate_tokens
-from projections._render import CONTINUED, INTERRUPTED, api_messages, to_anthropic, to_openai
+from projections._live import (
+    FILE_TOKENS,
+    LiveMessage,
+    LiveToolResult,
+    estimate_tokens,
+    native_text,
+)
+from projections._render import CONTINUED, INTERRUPTED, api_messages
+from projections._render_anthropic import to_anthropic
+from projections._render_openai import to_openai
+from projections._render_responses import to_responses
 from projections._timeline import TimelineRow, describe, timeline
 
 __all__ = [
@@ -32,7 +41,9 @@ __all__ = [
     "diff_contexts",
     "estimate_tokens",
     "fold_events",
+    "native_text",
     "timeline",
     "to_anthropic",
     "to_openai",
+    "to_responses",
 ]

@@ -10,7 +10,10 @@ from typing import Any
 from events import RecordedEvent
 from projections._fold import ContextFold
 from projections._live import LiveMessage
-from projections._render import api_messages, to_anthropic, to_openai
+from projections._render import api_messages
+from projections._render_anthropic import to_anthropic
+from projections._render_openai import to_openai
+from projections._render_responses import to_responses
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,10 @@ class Context:
     def to_anthropic(self) -> dict[str, Any]:
         """`system` and `messages` for the Anthropic Messages API."""
         return to_anthropic(self.messages)
+
+    def to_responses(self) -> list[dict[str, Any]]:
+        """The `input` item list of the OpenAI Responses API."""
+        return to_responses(self.messages)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The API-valid messages in sessionstore's own shape, as JSON-ready dicts."""

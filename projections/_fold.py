@@ -341,6 +341,7 @@ class ContextFold:
             tokens=tokens,
             pinned=message.id in self.pinned,
             summary=entry.summary,
+            native=message.native,
         )
 
     def _live_result(self, part: ToolResultPart, restore_pruned: bool) -> LiveToolResult:

@@ -7,6 +7,7 @@ at one point, with every part's token count resolved.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -14,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from events import (
     FilePart,
+    Native,
+    NativePart,
     ReasoningPart,
     Role,
     TextPart,
@@ -52,7 +55,7 @@ class LiveToolResult(FrozenModel):
 
 
 LivePart = Annotated[
-    TextPart | ReasoningPart | ToolCallPart | LiveToolResult | FilePart,
+    TextPart | ReasoningPart | ToolCallPart | LiveToolResult | FilePart | NativePart,
     Field(discriminator="type"),
 ]
 
@@ -67,6 +70,8 @@ class LiveMessage(FrozenModel):
     tokens: int
     pinned: bool = False
     summary: bool = False
+    native: Native | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The provider's envelope the message was recorded with (see `events.Native`)."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -75,7 +80,9 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text.encode("utf-8", "surrogatepass")) // 4)
 
 
-def stored_tokens(part: TextPart | ReasoningPart | ToolCallPart | FilePart) -> int:
+def stored_tokens(
+    part: TextPart | ReasoningPart | ToolCallPart | FilePart | NativePart,
+) -> int:
     """A part's token count as recorded at append, or its estimate when none was."""
     if part.tokens is not None:
         return part.tokens
@@ -83,7 +90,14 @@ def stored_tokens(part: TextPart | ReasoningPart | ToolCallPart | FilePart) -> i
         return FILE_TOKENS
     if isinstance(part, ToolCallPart):
         return estimate_tokens(part.name + part.arguments)
+    if isinstance(part, NativePart):
+        return estimate_tokens(native_text(part))
     return estimate_tokens(part.text)
+
+
+def native_text(part: NativePart) -> str:
+    """The text a provider's own block is counted by: its JSON, as its render sends it."""
+    return json.dumps(part.native.value, ensure_ascii=False, separators=(",", ":"))
 
 
 def shown_result_tokens(part: ToolResultPart) -> int:

@@ -15,6 +15,7 @@ from events import (
     MessagePinned,
     MessagesReverted,
     MessageUnpinned,
+    NativePart,
     OutputsPruned,
     OutputsRestored,
     Payload,
@@ -124,6 +125,8 @@ def _describe_message(message: Message) -> str:
             pieces.append(f"{part.name or part.call_id} -> {status}{cut}")
         elif isinstance(part, FilePart):
             pieces.append(f"[{part.filename or part.media_type}]")
+        elif isinstance(part, NativePart):
+            pieces.append(_one_line(part.text) or f"({part.native.api} block)")
     return f"{message.role}: " + "; ".join(pieces)
 
 

@@ -21,7 +21,7 @@ import tiktoken
 import tiktoken.load
 
 from events import FilePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from projections import FILE_TOKENS
+from projections import FILE_TOKENS, native_text
 from store._errors import UnknownEncoding
 
 DEFAULT_ENCODING = "cl100k_base"
@@ -112,4 +112,6 @@ def with_tokens(part: Part, encoding_name: str) -> Part:
             return part.model_copy(update={"tokens": tokens, "truncation": truncation})
     elif isinstance(part, FilePart):
         tokens = FILE_TOKENS
+    else:  # a provider's own block: what its render sends back
+        tokens = count(native_text(part), encoding_name)
     return part.model_copy(update={"tokens": tokens})

@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from events import FilePart, ReasoningPart, TextPart, ToolCallPart
+from events import FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
 from projections import Context, ContextDiff, LiveMessage, LiveToolResult, TimelineRow
 from store._stats import SessionSummary, StoreStats
 from store._verify import VerifyReport
@@ -122,6 +122,8 @@ def part_view(part: object) -> Text:
         return text
     if isinstance(part, FilePart):
         return Text(f"[file {part.filename or part.media_type}]")
+    if isinstance(part, NativePart):
+        return Text(part.text or f"[{part.native.api} block]", style="dim")
     return Text(str(part))  # pragma: no cover
 
 
@@ -147,6 +149,8 @@ def context_text(context: Context) -> str:
                 out.append(f"<- {part.name or part.call_id} [{part.status}]\n{part.output}")
             elif isinstance(part, FilePart):
                 out.append(f"[file {part.filename or part.media_type}]")
+            elif isinstance(part, NativePart):
+                out.append(part.text or f"[{part.native.api} block]")
     return "\n".join(out)
 
 
