@@ -56,6 +56,7 @@ from store._policies import (
     plan_compaction,
     plan_prune,
 )
+from store._providers import anthropic_message, chat_message, responses_message
 from store._summarize import ExtractiveSummarizer, Summarizer, run_summarizer, summarizer_name
 from store._tokens import count, with_tokens
 from store._truncate import truncate
@@ -277,6 +278,27 @@ class Session:
         )
         self.append_events([MessageAppended(message=counted)])
         return counted
+
+    # appending what a provider's SDK returned, verbatim
+
+    def append_anthropic(self, message: object) -> Message:
+        """An Anthropic Messages API response (`anthropic.types.Message` or its dict): every
+        content block kept as it came (thinking with its signature, tool_use, server tools),
+        with its usage and model, so `context().to_anthropic()` sends it back unchanged."""
+        return self.append_message(anthropic_message(message))
+
+    def append_openai(self, completion: object) -> Message:
+        """A Chat Completions response (`ChatCompletion`, its `choices[0].message`, or their
+        dicts): text, tool calls with their `arguments` exactly as the model wrote them,
+        `refusal` and usage."""
+        return self.append_message(chat_message(completion))
+
+    def append_openai_response(self, response: object) -> Message:
+        """A Responses API response (`openai.types.responses.Response` or its dict): every
+        output item kept with its id and status (reasoning with `encrypted_content` and its
+        summary, function calls with `id` and `call_id`), so `context().to_responses()` sends
+        them back."""
+        return self.append_message(responses_message(response))
 
     # changing what the context shows
 

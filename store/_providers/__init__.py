@@ -1,0 +1,12 @@
+"""What the providers' SDKs return, as sessionstore messages, losslessly.
+
+One module per API: each turns a response (the SDK's own object or its dict) into one assistant
+`Message` whose parts keep every block or item verbatim (`events.Native`) beside the normalised
+view, and whose `native` keeps the envelope (ids, model, stop reason, raw usage). Pure: no I/O.
+"""
+
+from store._providers._anthropic import anthropic_message
+from store._providers._openai_chat import chat_message
+from store._providers._openai_responses import responses_message
+
+__all__ = ["anthropic_message", "chat_message", "responses_message"]
