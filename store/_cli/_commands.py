@@ -160,9 +160,11 @@ def replay_point(value: str | None) -> int | datetime | None:
 @click.option(
     "--format",
     "form",
-    type=click.Choice(["text", "openai", "anthropic", "json"]),
+    type=click.Choice(["text", "openai", "anthropic", "responses", "json"]),
     default="text",
     show_default=True,
+    help="openai: Chat Completions messages; anthropic: system and messages; responses: the "
+    "Responses API input items; json: sessionstore's own shape.",
 )
 @pass_cli
 def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, form: str) -> None:
@@ -174,6 +176,8 @@ def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, for
         app.json(live.to_openai())
     elif form == "anthropic":
         app.json(live.to_anthropic())
+    elif form == "responses":
+        app.json(live.to_responses())
     elif form == "json":
         app.json(live.to_dicts())
     else:

@@ -138,6 +138,16 @@ def test_context_renders_for_each_api_and_replays_to_a_point(cli: Cli) -> None:
         ("user", ["tool_result"]),
         ("assistant", ["text"]),
     ]
+    responses = json.loads(cli("context", "s1", "--at", "5", "--format", "responses").out)
+    assert responses == [
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "The parser fails on empty input."}],
+        },
+        {"type": "function_call", "call_id": "c1", "name": "read", "arguments": PARSER},
+        {"type": "function_call_output", "call_id": "c1", "output": READ_OUTPUT},
+    ]
     at_time = cli("context", "s1", "--at", "2026-11-23T12:00:02", "--format", "json")
     assert [m["id"] for m in json.loads(at_time.out)] == ["u1"]
     text = cli("context", "s1", "--at", "3").out
@@ -278,7 +288,7 @@ def test_bad_options_and_unknown_ids_are_one_line(cli: Cli) -> None:
     )
     bad = cli("context", "s1", "--format", "xml")
     assert bad.code == 2 and bad.err.count("\n") == 1
-    assert "'xml' is not one of 'text', 'openai', 'anthropic', 'json'" in bad.err
+    assert "'xml' is not one of 'text', 'openai', 'anthropic', 'responses', 'json'" in bad.err
     point = cli("context", "s1", "--at", "99")
     assert point.code == 1 and point.err == (
         "sessionstore: error: at= must be a seq from 1 to 10 or a datetime, got 99\n"
