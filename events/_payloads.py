@@ -39,7 +39,9 @@ class SessionStarted(Payload):
     compression: dict[str, JsonValue] = Field(default_factory=dict)
     parent_session_id: str | None = None
     parent_seq: int | None = Field(default=None, ge=1)
-    parent_hash: str | None = Field(default=None, pattern="^[0-9a-f]{64}$")
+    parent_hash: str | None = Field(
+        default=None, pattern="^[0-9a-f]{64}$", exclude_if=lambda value: value is None
+    )
     """The hash of the parent's event at `parent_seq`: a fork names exactly the history it
     continues, so a fork cannot be pointed at another session's events (forks written before
     this field existed have none)."""
