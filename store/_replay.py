@@ -179,7 +179,7 @@ def _checked_snapshot(conn: sa.Connection, session_id: str, seq: int, text: str)
     state = parse_snapshot(text)
     if (state.session_id, state.seq) != (session_id, seq):
         raise ValueError(f"it is the state of {state.session_id!r} at seq {state.seq}")
-    own = next(events_of(conn, session_id, 1, seq), None)
+    own = next(events_of(conn, session_id, 1, 1), None)
     at_seq = next(events_of(conn, session_id, seq, seq), None)
     if own is None or at_seq is None or at_seq.hash != state.hash:
         raise ValueError("it does not stand at the event it names")
