@@ -110,7 +110,12 @@ class FakeAnthropic:
         system = body.get("system")
         if system is not None and not (isinstance(system, str) and system.strip()):
             raise Refused("system: text content blocks must contain non-whitespace text")
-        messages = body["messages"]
+        self.check_messages(body["messages"])
+
+    def check_messages(self, messages: list[Any], *, foreign_calls: bool = False) -> None:
+        """The rules on `messages` alone (see the module). `foreign_calls` lets through a
+        `tool_use` this server did not issue (another provider's, which needs no thinking when
+        the request does not enable it); one it issued must still follow its own thinking."""
         try:
             validate_messages(messages)
         except ValidationError as exc:
@@ -118,11 +123,13 @@ class FakeAnthropic:
         if not messages:
             raise Refused("messages: at least one message is required")
         for index, message in enumerate(messages):
-            self._check_message(index, message, messages)
+            self._check_message(index, message, messages, foreign_calls)
         if messages[-1]["role"] != "user":
             raise Refused("the final message must be the user's: thinking refuses a prefill")
 
-    def _check_message(self, index: int, message: JsonDict, messages: list[JsonDict]) -> None:
+    def _check_message(
+        self, index: int, message: JsonDict, messages: list[JsonDict], foreign_calls: bool
+    ) -> None:
         at = f"messages.{index}"
         expected = "user" if index % 2 == 0 else "assistant"
         if message["role"] != expected:
@@ -136,12 +143,12 @@ class FakeAnthropic:
             if block["type"] == "text" and not block["text"].strip():
                 raise Refused(f"{at}.content.{number}: text content blocks must be non-empty")
         if expected == "assistant":
-            self._check_assistant(at, content)
+            self._check_assistant(at, content, foreign_calls)
         else:
             previous = messages[index - 1]["content"] if index else []
             self._check_results(at, content, previous)
 
-    def _check_assistant(self, at: str, content: list[JsonDict]) -> None:
+    def _check_assistant(self, at: str, content: list[JsonDict], foreign_calls: bool) -> None:
         kinds = [block["type"] for block in content]
         if any(kind in THINKING for kind in kinds):
             if kinds[0] not in THINKING:
@@ -163,6 +170,8 @@ class FakeAnthropic:
                     raise Refused(f"{where}.tool_use.id: String should match pattern")
                 issued = self.first_thinking.get(block["id"])
                 first = content[0]
+                if issued is None and foreign_calls:
+                    continue
                 if issued is None:
                     raise Refused(f"{where}: tool_use {block['id']} was never issued")
                 if first["type"] != "thinking" or (first["thinking"], first["signature"]) != issued:
@@ -197,13 +206,11 @@ class FakeAnthropic:
         signature = base64.b64encode(
             hashlib.sha256(f"{turn}:{thinking}".encode()).digest() * 3 + b"\x00"
         ).decode()
-        self.thinking[signature] = thinking
         content: list[JsonDict] = [
             {"type": "thinking", "thinking": thinking, "signature": signature}
         ]
         if turn == 4:
             data = base64.b64encode(f"redacted {turn}".encode()).decode()
-            self.redacted.add(data)
             content.append({"type": "redacted_thinking", "data": data})
         if turn == 5:
             content += [
@@ -236,7 +243,6 @@ class FakeAnthropic:
             stop = "end_turn"
         else:
             call_id = f"toolu_{turn:02d}{signature[:6].replace('+', 'x').replace('/', 'y')}"
-            self.first_thinking[call_id] = (thinking, signature)
             content += [
                 {"type": "text", "text": f"Reading src/file_{turn}.py.", "citations": None},
                 {
@@ -247,6 +253,7 @@ class FakeAnthropic:
                 },
             ]
             stop = "tool_use"
+        self.issued(content)
         request = json.dumps(body["messages"])
         return {
             "id": f"msg_{turn:04d}",
@@ -263,6 +270,18 @@ class FakeAnthropic:
                 "cache_creation_input_tokens": 0,
             },
         }
+
+    def issued(self, content: list[JsonDict]) -> None:
+        """Remember the thinking blocks and tool uses of a response as this server's: the
+        rules accept them back, exactly as they are, and nothing else."""
+        first = content[0] if content and content[0]["type"] == "thinking" else None
+        for block in content:
+            if block["type"] == "thinking":
+                self.thinking[block["signature"]] = block["thinking"]
+            elif block["type"] == "redacted_thinking":
+                self.redacted.add(block["data"])
+            elif block["type"] == "tool_use" and first is not None:
+                self.first_thinking[block["id"]] = (first["thinking"], first["signature"])
 
     def handle(self, raw: bytes) -> tuple[int, JsonDict]:
         """(status, JSON body) for one request body."""
