@@ -222,7 +222,7 @@ def test_the_blocks_here_are_every_type_the_sdk_defines() -> None:
 
 
 def session(store: SessionStore) -> Session:
-    s = store.create_session(model="claude-sonnet-4-5", title="fix the offset")
+    s = store.create_session(model="claude-sonnet-4-6", title="fix the offset")
     s.append_system("You are a careful coding agent.")
     s.append_user("test_parse_offset fails, please fix it")
     return s

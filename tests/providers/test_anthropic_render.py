@@ -32,7 +32,7 @@ TASK = "test_parse_offset fails, please fix it"
 
 
 def session(store: SessionStore, **compression: Any) -> Session:
-    s = store.create_session(model="claude-sonnet-4-5", compression=compression or None)
+    s = store.create_session(model="claude-sonnet-4-6", compression=compression or None)
     s.append_user(TASK)
     return s
 
@@ -42,7 +42,7 @@ def claude(*blocks: dict[str, Any], stop: str = "tool_use", n: int = 1) -> dict[
         "id": f"msg_{n:02d}",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "content": list(blocks),
         "stop_reason": stop,
         "stop_sequence": None,
