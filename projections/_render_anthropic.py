@@ -1,7 +1,52 @@
-"""Rendering a live context for the Anthropic Messages API (`system` and `messages`)."""
+"""Rendering a live context for the Anthropic Messages API (`system` and `messages`).
+
+The shared rules are in `projections._render` (every call answered right after it, another
+provider's reasoning left out, its unmodelled items shown as their text). For this API, in
+addition, so that a loop with extended thinking and tools is never refused:
+
+- **Anthropic's blocks go back verbatim, in place.** A part recorded from Anthropic is its
+  block as the API sent it (`thinking` with its `signature`, `redacted_thinking`, `text` with
+  its citations, `tool_use`, server tool blocks, block types newer than this code), in the
+  order the response had them. Nothing in a thinking block is ever changed: the API checks its
+  signature, and refuses a modified one in the latest assistant turn.
+- **A turn with thinking is the response it came from, alone.** The API refuses an assistant
+  turn that holds thinking but does not start with it, so an assistant message with thinking
+  blocks is never merged with the assistant message before or after it (merged, one
+  response's thinking would follow the other's text). When two assistant turns meet that way,
+  a user turn `CONTINUED` stands between them. Other consecutive messages of one role are
+  merged into one turn, as the API requires alternating roles (tool results first, then the
+  user's text).
+- **No turn ends in thinking.** The API refuses an assistant turn whose last block is
+  `thinking` or `redacted_thinking`. That happens only to a response cut off while thinking
+  (`max_tokens`): no `tool_use` follows it and the API would drop it from the prompt anyway,
+  so those trailing blocks are left out (and the turn, when nothing else is left).
+- **No empty text.** A text block that is empty or whitespace only is refused; it is left out,
+  even when Anthropic sent it. A final assistant turn loses its trailing whitespace (it
+  would be a prefill).
+- **Another provider's content:** its reasoning (Responses reasoning with `encrypted_content`,
+  a summary) and reasoning recorded without Anthropic's block (older events, hand-built
+  messages) are left out: a thinking block needs Anthropic's signature, and the text was never
+  conversation. Its unmodelled items are shown as their text, or left out when they have none.
+  Its text, files and tool calls are converted: a call's arguments become `input` when they
+  are a JSON object, else `{"_arguments": "<the text>"}`; a call id outside Anthropic's
+  pattern `^[a-zA-Z0-9_-]+$` (`functions.read:0`) is rewritten the same way in the `tool_use`
+  and its `tool_result` (each other character becomes `_`, then `_` and 8 hex digits of its
+  SHA-256, so distinct ids stay distinct). Files in an assistant turn are mentioned as text:
+  the API takes them in user turns only.
+- **Tool results** show what the model is shown: the original, the truncated view, or the
+  prune placeholder; a compaction summary is a user turn holding its text.
+
+What no render can do: with thinking enabled, the API requires the assistant turn of the
+latest `tool_use` to start with a thinking block. When that call came from another provider
+(or was recorded without its thinking), the request is refused; no signature can be made up.
+Switch providers at a turn boundary (after a final answer), or send that request without
+`thinking`.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 
 from events import ANTHROPIC, FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
@@ -16,25 +61,37 @@ from projections._render import (
     native_block,
 )
 
+THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+_TOOL_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_NOT_IN_TOOL_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
 
 def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
     """`{"system": ..., "messages": [...]}` for the Messages API: system text apart, tool calls
-    as `tool_use` blocks, results as `tool_result` blocks in a user turn; consecutive turns of
-    one role are merged and empty text blocks dropped, as the API requires."""
+    as `tool_use` blocks, results as `tool_result` blocks in a user turn; turns shaped as the
+    module says."""
     system: list[str] = []
     turns: list[JsonDict] = []
+    alone = False  # whether the last turn holds thinking, and so takes nothing more
     for message in api_messages(messages):
         if message.role == "system":
             system.extend(p.text for p in message.parts if isinstance(p, TextPart))
             continue
         role = "assistant" if message.role == "assistant" else "user"
         blocks = [block for part in message.parts for block in _anthropic_blocks(part, role)]
+        if role == "assistant":
+            while blocks and blocks[-1]["type"] in THINKING_BLOCKS:
+                blocks.pop()
         if not blocks:
             continue
-        if turns and turns[-1]["role"] == role:
+        thinks = role == "assistant" and any(b["type"] in THINKING_BLOCKS for b in blocks)
+        if turns and turns[-1]["role"] == role and not (alone or thinks):
             turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
+            continue
+        if turns and turns[-1]["role"] == role == "assistant":
+            turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
+        turns.append({"role": role, "content": blocks})
+        alone = thinks
     if turns and turns[0]["role"] == "assistant":
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
     if turns and turns[-1]["role"] == "assistant":
@@ -54,7 +111,10 @@ def _strip_final_whitespace(turns: list[JsonDict]) -> None:
 
 def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
     if is_native(part, ANTHROPIC):
-        return [native_block(part)]  # thinking with its signature, tool_use, server tools...
+        native = native_block(part)  # thinking with its signature, tool_use, server tools...
+        if native.get("type") == "text" and not str(native.get("text", "")).strip():
+            return []
+        return [native]
     if isinstance(part, ReasoningPart | NativePart):
         text = foreign_text(part)
         return [{"type": "text", "text": text}] if text and text.strip() else []
@@ -63,9 +123,16 @@ def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
     if isinstance(part, ToolCallPart):
         arguments = part.input
         tool_input = arguments if isinstance(arguments, dict) else {"_arguments": part.arguments}
-        return [{"type": "tool_use", "id": part.call_id, "name": part.name, "input": tool_input}]
+        return [
+            {
+                "type": "tool_use",
+                "id": tool_id(part.call_id),
+                "name": part.name,
+                "input": tool_input,
+            }
+        ]
     if isinstance(part, LiveToolResult):
-        block: JsonDict = {"type": "tool_result", "tool_use_id": part.call_id}
+        block: JsonDict = {"type": "tool_result", "tool_use_id": tool_id(part.call_id)}
         block["content"] = part.output
         if part.is_error:
             block["is_error"] = True
@@ -73,6 +140,15 @@ def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
     if role == "assistant":  # the API takes images and documents in user turns only
         return [{"type": "text", "text": file_mention(part)}]
     return [_anthropic_file(part)]
+
+
+def tool_id(call_id: str) -> str:
+    """`call_id` as Anthropic accepts a tool use id: unchanged when it fits the pattern, else
+    a stand-in (see the module) that the call and its result share."""
+    if _TOOL_ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_NOT_IN_TOOL_ID.sub('_', call_id)}_{digest}"
 
 
 def _anthropic_file(part: FilePart) -> JsonDict:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.providers.fake_anthropic import FakeAnthropic, serving
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -16,8 +18,11 @@ def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert len(blocks) >= 2
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SESSIONSTORE_URL", raising=False)
-    for number, block in enumerate(blocks):
-        script = tmp_path / f"example_{number}.py"
-        script.write_text(block, encoding="utf-8")
-        runpy.run_path(str(script), run_name="__main__")
+    with serving(FakeAnthropic()) as url:  # the Anthropic loop's model, on 127.0.0.1
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        for number, block in enumerate(blocks):
+            script = tmp_path / f"example_{number}.py"
+            script.write_text(block, encoding="utf-8")
+            runpy.run_path(str(script), run_name="__main__")
     assert (tmp_path / "agent.db").exists()

@@ -14,13 +14,12 @@ from pydantic import ValidationError
 from events import (
     ContextCompacted,
     FilePart,
+    InvalidArgument,
     Message,
     MessageAppended,
     Part,
     Payload,
-    ReasoningPart,
     TextPart,
-    ToolCallPart,
     ToolResultPart,
     Usage,
 )
@@ -35,6 +34,7 @@ from store._importers._common import (
     message_tokens,
     string,
 )
+from store._providers import anthropic_part
 
 _SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's model name for messages it made itself
 
@@ -178,22 +178,27 @@ class _ClaudeCode:
         self.turn = _Turn(uuid, api_id, counted(parts, self.encoding, uuid), usage, self.now)
 
     def _assistant_part(self, block: Json, kind: str, line: int) -> Part:
+        """A block of an API response, kept as `append_anthropic` keeps it (thinking with its
+        signature, server tool blocks verbatim), so `to_anthropic()` sends it back; an image
+        (which no response holds) is still a file part, as in a user line."""
         if kind == "text":
-            return TextPart(text=string(block, "text", "a text block", line))
-        if kind == "thinking":  # the signature is the provider's, for its own API only
-            return ReasoningPart(text=string(block, "thinking", "a thinking block", line))
-        if kind == "redacted_thinking":
-            return ReasoningPart(text="[redacted thinking]")
-        if kind != "tool_use":
+            string(block, "text", "a text block", line)
+        elif kind == "thinking":
+            string(block, "thinking", "a thinking block", line)
+        elif kind == "image":
             return _other(block, kind, line)
-        call_id = string(block, "id", "a tool_use block", line)
-        name = string(block, "name", f"tool_use {brief(call_id)}", line)
-        if not isinstance(block.get("input"), dict):
-            raise ImportRefused(
-                f"tool_use {brief(call_id)} has an input that is not an object", line
-            )
-        self.tools[call_id] = name
-        return ToolCallPart.from_input(call_id=call_id, name=name, input=block["input"])
+        elif kind == "tool_use":
+            call_id = string(block, "id", "a tool_use block", line)
+            name = string(block, "name", f"tool_use {brief(call_id)}", line)
+            if not isinstance(block.get("input"), dict):
+                raise ImportRefused(
+                    f"tool_use {brief(call_id)} has an input that is not an object", line
+                )
+            self.tools[call_id] = name
+        try:
+            return anthropic_part(block)
+        except InvalidArgument as exc:
+            raise ImportRefused(str(exc), line) from None
 
     def _user(self, uuid: str, blocks: list[Any], line: int) -> None:
         """Tool results become a tool message; text and images (a result's images too, which a

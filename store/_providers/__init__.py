@@ -5,8 +5,8 @@ One module per API: each turns a response (the SDK's own object or its dict) int
 view, and whose `native` keeps the envelope (ids, model, stop reason, raw usage). Pure: no I/O.
 """
 
-from store._providers._anthropic import anthropic_message
+from store._providers._anthropic import anthropic_message, anthropic_part
 from store._providers._openai_chat import chat_message
 from store._providers._openai_responses import responses_message
 
-__all__ = ["anthropic_message", "chat_message", "responses_message"]
+__all__ = ["anthropic_message", "anthropic_part", "chat_message", "responses_message"]

@@ -1,10 +1,24 @@
 """An Anthropic Messages API response (`anthropic.types.Message` or its dict) as a message.
 
 Every content block is kept verbatim in its part's `native`, in the order the model produced
-it: `thinking` (with its `signature`) and `redacted_thinking` become reasoning parts, `text`
-(with its citations) a text part, `tool_use` a tool call (its `input` also as JSON text), and
-every other block (`server_tool_use`, `web_search_tool_result`, newer types) a `NativePart`.
-`to_anthropic()` sends them all back unchanged.
+it, next to sessionstore's view of it:
+- `thinking` (with its `signature`; its text may be empty when the API omits it) and
+  `redacted_thinking` become reasoning parts, whose text is the readable thinking (empty when
+  redacted);
+- `text` (with its `citations`) becomes a text part;
+- `tool_use` becomes a tool call, its `input` also as JSON text in the key order the model
+  gave;
+- every other block (`server_tool_use` and the server tools' results, `container_upload`,
+  and types newer than this code) becomes a `NativePart`, whose `text` is a one-line stand-in
+  for renders to other APIs.
+
+`to_anthropic()` sends every block back as it came (see `projections._render_anthropic` for
+the few it leaves out). The response's envelope without its content (`id`, `model`,
+`stop_reason`, the raw `usage`...) is the message's `native`; `usage` is also read into
+`Usage`. The same conversion serves the Claude Code importer, whose assistant lines hold
+these blocks.
+
+Anything that is not such a response raises `InvalidArgument`, before anything is written.
 """
 
 from __future__ import annotations
@@ -33,7 +47,7 @@ def anthropic_message(response: object) -> Message:
     if data.get("role", "assistant") != "assistant":
         raise_role(data)
     blocks = field(data, "content", list, WHAT)
-    parts: list[Part] = [_part(block) for block in blocks]
+    parts: list[Part] = [anthropic_part(block) for block in blocks]
     envelope = {key: value for key, value in data.items() if key != "content"}
     return Message(
         role="assistant",
@@ -47,36 +61,46 @@ def raise_role(data: dict[str, Any]) -> None:
     raise InvalidArgument(f"{WHAT} has role {str(data.get('role'))[:40]!r}, not 'assistant'")
 
 
-def _part(block: Any) -> Part:
+def anthropic_part(block: Any) -> Part:
+    """One content block of an assistant response as a part that keeps it (see the module).
+    `block` must be JSON data (`as_json` made it so); `InvalidArgument` when it is not a block
+    or a block sessionstore models lacks what it needs."""
     if not isinstance(block, dict) or not isinstance(block.get("type"), str):
         raise InvalidArgument(f"{WHAT}: a content block is not an object with a type")
     native = Native(api=ANTHROPIC, value=block)
     kind = block["type"]
     if kind == "text" and isinstance(block.get("text"), str):
         return TextPart(text=block["text"], native=native)
-    if kind == "thinking" and isinstance(block.get("thinking"), str):
-        return ReasoningPart(text=block["thinking"], native=native)
+    if kind == "thinking":
+        text = block.get("thinking")
+        return ReasoningPart(text=text if isinstance(text, str) else "", native=native)
     if kind == "redacted_thinking":
         return ReasoningPart(text="", native=native)
-    if (
-        kind == "tool_use"
-        and isinstance(block.get("id"), str)
-        and isinstance(block.get("name"), str)
-    ):
+    if kind == "tool_use":
+        call_id, name, tool_input = block.get("id"), block.get("name"), block.get("input", {})
+        if not (isinstance(call_id, str) and call_id and isinstance(name, str) and name):
+            raise InvalidArgument(f"{WHAT}: a tool_use block needs an id and a name")
         return ToolCallPart(
-            call_id=block["id"],
-            name=block["name"],
-            arguments=arguments_text(block.get("input", {})),
-            native=native,
+            call_id=call_id, name=name, arguments=arguments_text(tool_input), native=native
         )
-    return NativePart(native=native, text=_describe(block))
+    return NativePart(native=native, text=_stand_in(block))
 
 
-def _describe(block: dict[str, Any]) -> str:
-    """A one-line stand-in for a block other APIs cannot take."""
-    if block["type"] == "server_tool_use":
+def _stand_in(block: dict[str, Any]) -> str:
+    """A one-line stand-in for a block other APIs cannot take: what a server tool was asked,
+    what a web search found, else the block's type."""
+    kind = block["type"]
+    if kind == "server_tool_use":
         return f"[{block.get('name', 'server tool')} {arguments_text(block.get('input', {}))}]"
-    return f"[{block['type']}]"
+    content = block.get("content")
+    if kind == "web_search_tool_result" and isinstance(content, list):
+        found = [
+            f"{result.get('title')} <{result.get('url')}>"
+            for result in content
+            if isinstance(result, dict) and result.get("type") == "web_search_result"
+        ]
+        return f"[web search results: {'; '.join(found) or 'none'}]"
+    return f"[{kind}]"
 
 
 def _usage(usage: object) -> Usage | None:

