@@ -66,7 +66,7 @@ from projections._render import (
 
 ROLES = {"system": "developer", "user": "user"}
 
-CONTENT_TYPES = frozenset({"input_text", "input_image", "input_file", "input_audio"})
+CONTENT_TYPES = frozenset({"input_text", "input_image", "input_file"})
 """Responses content parts: in a user message, these are the message's content; any other
 Responses type there is an input item of its own."""
 

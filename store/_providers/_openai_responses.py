@@ -85,10 +85,10 @@ def _part(item: dict[str, Any], answered: set[tuple[str, str]]) -> Part:
     if kind == "message":
         return TextPart(text=_message_text(item), native=native)
     if kind == "reasoning":
-        _name(item, "id")
+        _required_text(item, "id")
         return ReasoningPart(text=_reasoning_text(item), native=native)
     if kind in CALL_OUTPUT:
-        call_id, name = _name(item, "call_id"), _name(item, "name")
+        call_id, name = _required_text(item, "call_id"), _required_text(item, "name")
         arguments = field(item, "arguments" if kind == "function_call" else "input", str, WHAT)
         if (CALL_OUTPUT[kind], call_id) not in answered:
             return ToolCallPart(call_id=call_id, name=name, arguments=arguments, native=native)
@@ -96,7 +96,7 @@ def _part(item: dict[str, Any], answered: set[tuple[str, str]]) -> Part:
     return NativePart(native=native, text=_describe(item))
 
 
-def _name(item: dict[str, Any], key: str) -> str:
+def _required_text(item: dict[str, Any], key: str) -> str:
     """A non-empty string field the part needs."""
     value = item.get(key)
     if not isinstance(value, str) or not value:

@@ -326,7 +326,7 @@ def test_a_compaction_summary_is_a_user_message(sqlite_store: SessionStore) -> N
 Op = tuple[str, int]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     ops=st.lists(
         st.tuples(
