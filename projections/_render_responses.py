@@ -1,20 +1,58 @@
 """Rendering a live context for the OpenAI Responses API (`input`, a list of items).
 
-Items recorded from the Responses API go back as they came, each in its place: `message`
-items with their ids and status, `reasoning` items with their summary and `encrypted_content`
-(what a stateless caller must send back), `function_call` items with `id`, `call_id` and
-`status`, custom and hosted tool calls. What another provider produced is converted: text as
-an assistant message, a tool call as a `function_call` item; its reasoning is left out. Every
-result is a `function_call_output` (or `custom_tool_call_output` for a custom tool call) right
-after its call: a pruned one shows its placeholder. System text and compaction summaries are
-messages.
+What was recorded from the Responses API goes back as it came, each item in its place: `message`
+items with their id, status and annotations, `reasoning` items with their id, summary and
+`encrypted_content` (which a stateless caller, `store=False`, must send back; the API decrypts
+it only under the item's own id), `function_call` items with `id`, `call_id` and `status`,
+custom, hosted and MCP items, and item types newer than this code. Two exceptions, both from
+the API's rules:
+- output-only fields are left out: `created_by` (server-assigned, on any item and on each
+  chunk of a `shell_call_output`) and a `custom_tool_call_output`'s `status`; the API's input
+  items have no such fields and it answers `Unknown parameter`;
+- a `reasoning` item must be directly followed by the item it produced ("Item of type
+  'reasoning' was provided without its required following item"). All items of one response
+  are one message, so a revert, a compaction or a prune keeps or removes them together, and
+  prunes touch only tool outputs; but a response can end in a reasoning item (it stopped at
+  `max_output_tokens`): a reasoning item that nothing of its message follows is left out.
+
+What the loop writes goes in as input: system text as a `developer` message (the Responses
+API's role for the application's instructions; a `system` message is the platform's, and
+reasoning models take the developer's), user text and files as a `message` with `input_text`,
+`input_image` and `input_file` content, a compaction summary as the user message it is. A
+Responses item kept in a user message (an `mcp_approval_response`, a `computer_call_output`) is
+sent as an item of its own, in its place; a Responses content part (`input_text`...) stays
+content of the message.
+
+Every tool result is a `function_call_output` right after its call (the calls of one response
+first, then their outputs, in call order), or a `custom_tool_call_output` for a custom tool
+call; a pruned one shows its placeholder, a call with no result yet is answered as interrupted
+(see `api_messages`).
+
+What another provider produced (the rules of `projections._render`, for this API):
+- its text and files, in order, are one assistant `message` (string content) between the
+  items of its tool calls, where they stood;
+- its tool calls are `function_call` items with `call_id`, `name` and `arguments` as recorded
+  (no `id` or `status`: those are the Responses API's own); a Chat Completions custom tool call
+  is a `custom_tool_call` with its `input`, answered by a `custom_tool_call_output`;
+- its reasoning (Anthropic thinking and redacted thinking, with their signatures) is left out:
+  no API accepts another's reasoning;
+- its unmodelled blocks (Anthropic server tool use and results) show their `text` as
+  assistant text, or are left out when they have none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from events import OPENAI_RESPONSES, FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
+from events import (
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    FilePart,
+    NativePart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+)
 from projections._live import LiveMessage, LivePart, LiveToolResult
 from projections._render import (
     JsonDict,
@@ -25,6 +63,16 @@ from projections._render import (
     is_native,
     native_block,
 )
+
+ROLES = {"system": "developer", "user": "user"}
+
+CONTENT_TYPES = frozenset({"input_text", "input_image", "input_file"})
+"""Responses content parts: in a user message, these are the message's content; any other
+Responses type there is an input item of its own."""
+
+OUTPUT_ONLY = {"custom_tool_call_output": ("status",)}
+"""Fields the API sets on an output item of this type but does not take back as input (besides
+`created_by`, which no input item takes)."""
 
 
 def to_responses(messages: Sequence[LiveMessage]) -> list[JsonDict]:
@@ -41,9 +89,7 @@ def to_responses(messages: Sequence[LiveMessage]) -> list[JsonDict]:
         elif message.role == "assistant":
             items.extend(_assistant_items(message.parts, custom_calls))
         else:
-            content = _input_content(message.parts, message.role)
-            if content:
-                items.append({"type": "message", "role": message.role, "content": content})
+            items.extend(_input_items(message.parts, ROLES[message.role]))
     return items
 
 
@@ -59,20 +105,13 @@ def _assistant_items(parts: Sequence[LivePart], custom_calls: set[str]) -> list[
     for part in parts:
         if is_native(part, OPENAI_RESPONSES):
             flush()
-            item = native_block(part)
+            item = sendable(native_block(part))
             if item.get("type") == "custom_tool_call" and isinstance(part, ToolCallPart):
                 custom_calls.add(part.call_id)
             items.append(item)
         elif isinstance(part, ToolCallPart):
             flush()
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": part.call_id,
-                    "name": part.name,
-                    "arguments": part.arguments,
-                }
-            )
+            items.append(_foreign_call(part, custom_calls))
         elif isinstance(part, TextPart):
             if part.text:
                 texts.append(part.text)
@@ -83,7 +122,39 @@ def _assistant_items(parts: Sequence[LivePart], custom_calls: set[str]) -> list[
             if text:
                 texts.append(text)
     flush()
+    while items and items[-1].get("type") == "reasoning":
+        items.pop()  # nothing of its response follows it: the API would refuse it
     return items
+
+
+def sendable(item: JsonDict) -> JsonDict:
+    """A recorded output item as an input item: without the fields only outputs carry."""
+    item.pop("created_by", None)
+    for key in OUTPUT_ONLY.get(str(item.get("type")), ()):
+        item.pop(key, None)
+    if item.get("type") == "shell_call_output" and isinstance(item.get("output"), list):
+        for chunk in item["output"]:
+            if isinstance(chunk, dict):
+                chunk.pop("created_by", None)
+    return item
+
+
+def _foreign_call(part: ToolCallPart, custom_calls: set[str]) -> JsonDict:
+    """Another provider's tool call as a Responses call item."""
+    if is_native(part, OPENAI_CHAT) and native_block(part).get("type") == "custom":
+        custom_calls.add(part.call_id)
+        return {
+            "type": "custom_tool_call",
+            "call_id": part.call_id,
+            "name": part.name,
+            "input": part.arguments,
+        }
+    return {
+        "type": "function_call",
+        "call_id": part.call_id,
+        "name": part.name,
+        "arguments": part.arguments,
+    }
 
 
 def _result_item(part: LiveToolResult, custom: bool) -> JsonDict:
@@ -91,11 +162,25 @@ def _result_item(part: LiveToolResult, custom: bool) -> JsonDict:
     return {"type": kind, "call_id": part.call_id, "output": part.output}
 
 
-def _input_content(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
+def _input_items(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
+    """A system or user message: its content as one `message`, split where a Responses item of
+    its own stands among the parts."""
+    items: list[JsonDict] = []
     content: list[JsonDict] = []
+
+    def flush() -> None:
+        if content:
+            items.append({"type": "message", "role": role, "content": list(content)})
+            content.clear()
+
     for part in parts:
         if is_native(part, OPENAI_RESPONSES):
-            content.append(native_block(part))
+            block = native_block(part)
+            if block.get("type") in CONTENT_TYPES:
+                content.append(block)
+            else:
+                flush()
+                items.append(sendable(block))
         elif isinstance(part, TextPart):
             content.append({"type": "input_text", "text": part.text})
         elif isinstance(part, FilePart):
@@ -104,7 +189,8 @@ def _input_content(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
             text = foreign_text(part)
             if text:
                 content.append({"type": "input_text", "text": text})
-    return content
+    flush()
+    return items
 
 
 def _mention(part: FilePart) -> JsonDict:

@@ -11,10 +11,11 @@ from events._arguments import described
 
 def as_json(response: object, what: str) -> dict[str, Any]:
     """`response` as the JSON object the API sent: an SDK model is dumped with only the fields
-    the API set (`exclude_unset`), under the API's field names (`by_alias`: `from`, not
-    `from_`), as the SDK itself sends a model back, and quietly (a block type newer than the
-    SDK is parsed into another block's model, which pydantic would warn about); a mapping is
-    copied through JSON, so it holds only JSON values."""
+    the API set (`exclude_unset`), so nothing the API did not say is added, under their wire
+    names (`by_alias`: the SDKs call `async` `async_` and `from` `from_`), without pydantic's
+    warnings about an item type newer than the SDK (its client builds one without validating it
+    and keeps its fields, which is all we need); a mapping is copied through JSON, so it holds
+    only JSON values."""
     dump = getattr(response, "model_dump", None)
     if callable(dump):
         data = dump(mode="json", exclude_unset=True, by_alias=True, warnings=False)
