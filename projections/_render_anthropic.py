@@ -14,6 +14,7 @@ from projections._render import (
     foreign_text,
     is_native,
     native_block,
+    result_content,
 )
 
 
@@ -66,7 +67,7 @@ def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
         return [{"type": "tool_use", "id": part.call_id, "name": part.name, "input": tool_input}]
     if isinstance(part, LiveToolResult):
         block: JsonDict = {"type": "tool_result", "tool_use_id": part.call_id}
-        block["content"] = part.output
+        block["content"] = result_content(part, ANTHROPIC)
         if part.is_error:
             block["is_error"] = True
         return [block]

@@ -24,6 +24,7 @@ from projections._render import (
     foreign_text,
     is_native,
     native_block,
+    result_content,
 )
 
 
@@ -88,7 +89,7 @@ def _assistant_items(parts: Sequence[LivePart], custom_calls: set[str]) -> list[
 
 def _result_item(part: LiveToolResult, custom: bool) -> JsonDict:
     kind = "custom_tool_call_output" if custom else "function_call_output"
-    return {"type": kind, "call_id": part.call_id, "output": part.output}
+    return {"type": kind, "call_id": part.call_id, "output": result_content(part, OPENAI_RESPONSES)}
 
 
 def _input_content(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
