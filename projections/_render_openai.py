@@ -94,8 +94,11 @@ def _openai_assistant(message: LiveMessage) -> JsonDict | None:
     Its `content` is its text; `None` when it has no text part and calls tools, or has no
     text and refuses, as the API returned it."""
     texts = []
+    refusals = []
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, TextPart) and _is_refusal(part):
+            refusals.append(part.text)
+        elif isinstance(part, TextPart):
             texts.append(part.text)
         elif isinstance(part, FilePart):
             texts.append(file_mention(part))
@@ -104,7 +107,7 @@ def _openai_assistant(message: LiveMessage) -> JsonDict | None:
             if text:
                 texts.append(text)
     calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
-    refusal = _refusal(message)
+    refusal = "\n\n".join(refusals) if refusals else None
     if not texts and not calls and refusal is None:
         return None
     content = "\n\n".join(texts) if texts or not calls else None
@@ -140,10 +143,9 @@ def _kind(call: ToolCallPart) -> object:
     return value.get("type") if isinstance(value, dict) else None
 
 
-def _refusal(message: LiveMessage) -> str | None:
-    """The refusal a Chat Completions message was recorded with, sent back as it came."""
-    if message.native is None or not is_native(message, OPENAI_CHAT):
-        return None
-    value = message.native.value
-    refusal = value.get("refusal") if isinstance(value, dict) else None
-    return refusal if isinstance(refusal, str) else None
+def _is_refusal(part: TextPart) -> bool:
+    """Whether the text is a refusal recorded from Chat Completions (see `append_openai`)."""
+    if part.native is None or not is_native(part, OPENAI_CHAT):
+        return False
+    value = part.native.value
+    return isinstance(value, dict) and value.get("type") == "refusal"

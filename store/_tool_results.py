@@ -36,6 +36,9 @@ BLOCK_SEPARATOR = "\n\n"
 """Between the texts of a result's text blocks in its `output`: the text truncation and pruning
 act on, and the one view of it a render shows when it shows only text."""
 
+INLINE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types every provider takes as inline data (Anthropic takes no other)."""
+
 _MUST = "output must be a str or a list of content blocks (text and images)"
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+);base64,(.*)", re.DOTALL)
 
@@ -59,6 +62,7 @@ def _block(n: int, block: object) -> ResultBlock:
     if isinstance(block, FilePart):
         if not block.media_type.startswith("image/"):
             raise InvalidArgument(f"{where}: a tool result takes images, not {block.media_type}")
+        _check_inline(where, block.media_type, block.data)
         return block
     if isinstance(block, BaseModel):  # an SDK's block object
         block = block.model_dump(mode="json", exclude_none=True)
@@ -120,4 +124,13 @@ def _image(where: str, **fields: str) -> FilePart:
         raise InvalidArgument(f"{where}: an image's {empty[0]} is empty")
     if not fields["media_type"].startswith("image/"):
         raise InvalidArgument(f"{where}: a tool result takes images, not {fields['media_type']}")
+    _check_inline(where, fields["media_type"], fields.get("data"))
     return FilePart(**fields)
+
+
+def _check_inline(where: str, media_type: str, data: str | None) -> None:
+    if data is not None and media_type not in INLINE_IMAGE_TYPES:
+        raise InvalidArgument(
+            f"{where}: an image sent as data must be PNG, JPEG, GIF or WebP (what every "
+            f"provider takes), not {media_type}"
+        )
