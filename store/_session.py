@@ -184,7 +184,12 @@ class Session:
     @_serialized
     def tokens(self) -> int:
         """The live context's size in tokens: the fold keeps it as events arrive, so this is
-        cheap after every append (no context is built, nothing re-tokenized)."""
+        cheap after every append (no context is built, nothing re-tokenized).
+
+        It sums every live part's recorded count, whatever a render sends of it (reasoning of
+        every provider, another provider's blocks as their JSON), without the synthetic result
+        of a pending call: what the overflow policies measure. `context().tokens` counts what
+        the render for the session's API sends (see `Context`)."""
         self._catch_up()
         return self._fold.tokens
 
