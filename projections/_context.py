@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
-from events import OPENAI_CHAT, InvalidArgument, RecordedEvent
+from events import InvalidArgument, RecordedEvent
+from events._arguments import brief
 from projections._fold import ContextFold
 from projections._live import LiveMessage
 from projections._render import APIS, api_messages, recorded_api, sent_tokens
@@ -16,7 +18,7 @@ from projections._render_openai import to_openai
 from projections._render_responses import to_responses
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Context:
     """What the model is shown after event `seq` of session `session_id`.
 
@@ -41,14 +43,24 @@ class Context:
     output_reserve: int
     encoding: str
     messages: tuple[LiveMessage, ...]
-    tokens: int
-    api: str = OPENAI_CHAT
+
+    @cached_property
+    def api(self) -> str:
+        """The API the session talks to: the one the newest assistant message was recorded
+        from by `append_anthropic`, `append_openai` or `append_openai_response`; Chat
+        Completions (`OPENAI_CHAT`) when none was."""
+        return recorded_api(self.messages)
+
+    @cached_property
+    def tokens(self) -> int:
+        """Tokens of what the render for `api` sends: `tokens_for(api)`."""
+        return sent_tokens(self.messages, self.api)
 
     def tokens_for(self, api: str) -> int:
         """Tokens of what the render for `api` (`ANTHROPIC`, `OPENAI_CHAT`, `OPENAI_RESPONSES`)
         sends of this context; the rules are `projections._render.sent_tokens`'s."""
         if api not in APIS:
-            raise InvalidArgument(f"no render for the API {api!r}; one of {', '.join(APIS)}")
+            raise InvalidArgument(f"no render for the API {brief(api)}; one of {', '.join(APIS)}")
         return self.tokens if api == self.api else sent_tokens(self.messages, api)
 
     def to_openai(self) -> list[dict[str, Any]]:
@@ -80,7 +92,6 @@ def context_of(fold: ContextFold, *, restore_pruned: bool = False) -> Context:
     if fold.header is None or fold.time is None:
         raise ValueError("a context needs at least the session's SessionStarted event")
     messages = fold.live_messages(restore_pruned=restore_pruned)
-    api = recorded_api(messages)
     return Context(
         session_id=fold.session_id,
         seq=fold.seq,
@@ -90,8 +101,6 @@ def context_of(fold: ContextFold, *, restore_pruned: bool = False) -> Context:
         output_reserve=fold.header.output_reserve,
         encoding=fold.header.encoding,
         messages=messages,
-        tokens=sent_tokens(messages, api),
-        api=api,
     )
 
 

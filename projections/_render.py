@@ -51,7 +51,6 @@ from events import (
 )
 from projections._live import (
     LiveMessage,
-    LivePart,
     LiveToolResult,
     estimate_tokens,
     stored_tokens,
@@ -227,36 +226,46 @@ def sent_tokens(messages: Sequence[LiveMessage], api: str) -> int:
       Chat Completions' tool images) is not counted, as the providers' own overhead is not.
     """
     total = 0
-    for message in api_messages(messages):
+    calls = answered = 0
+    waiting: set[str] = set()  # call ids of the calls seen so far that no result answered
+    for message in messages:
         for part in message.parts:
+            if isinstance(part, LiveToolResult):
+                if part.call_id in waiting:  # else its call is not live: it is left out
+                    waiting.discard(part.call_id)
+                    answered += 1
+                    total += part.tokens
+                continue
+            if isinstance(part, ToolCallPart):
+                calls += 1
+                waiting.add(part.call_id)
             total += _sent_part_tokens(part, api)
-    return total
+    return total + (calls - answered) * INTERRUPTED_TOKENS
 
 
-def _sent_part_tokens(part: LivePart, api: str) -> int:
-    if isinstance(part, LiveToolResult):
-        return part.tokens
-    native = is_native(part, api)
+INTERRUPTED_TOKENS = estimate_tokens(INTERRUPTED)
+
+
+def _sent_part_tokens(
+    part: TextPart | ReasoningPart | ToolCallPart | FilePart | NativePart, api: str
+) -> int:
+    own = part.native is not None and part.native.api == api
     if isinstance(part, ReasoningPart):
-        return stored_tokens(part) if native else 0
-    if isinstance(part, NativePart) and not native:
+        return stored_tokens(part) if own else 0
+    if isinstance(part, NativePart) and not own:
         return estimate_tokens(part.text)
-    if isinstance(part, TextPart) and api == ANTHROPIC and not native and not part.text.strip():
+    if isinstance(part, TextPart) and api == ANTHROPIC and not own and not part.text.strip():
         return 0
     return stored_tokens(part)
 
 
 def recorded_api(messages: Sequence[LiveMessage]) -> str:
-    """The API the newest assistant message recorded from a provider came from (its envelope
-    or a part's `native`): the one the session talks to, whose render `Context.tokens`
-    counts. `OPENAI_CHAT` when none was recorded from a provider."""
+    """The API the newest assistant message recorded from a provider came from (by
+    `append_anthropic`, `append_openai` or `append_openai_response`: its envelope's `native`):
+    the one the session talks to, whose render `Context.tokens` counts. `OPENAI_CHAT` when none
+    was recorded from a provider."""
     for message in reversed(messages):
-        if message.role != "assistant":
-            continue
-        if message.native is not None and message.native.api in APIS:
-            return message.native.api
-        for part in message.parts:
-            native = getattr(part, "native", None)
-            if native is not None and native.api in APIS:
-                return str(native.api)
+        native = message.native
+        if native is not None and native.api in APIS and message.role == "assistant":
+            return native.api
     return OPENAI_CHAT
