@@ -297,8 +297,10 @@ class Session:
 
     def append_openai(self, completion: object) -> Message:
         """A Chat Completions response (`ChatCompletion`, its `choices[0].message`, or their
-        dicts): text, tool calls with their `arguments` exactly as the model wrote them,
-        `refusal` and usage."""
+        dicts): text, tool calls with their `arguments` exactly as the model wrote them, a
+        `refusal` (text to every other render, sent back as `refusal` to Chat Completions), the
+        rest of the message and completion as they came, and usage (prompt minus cached tokens
+        as `input`, cached as `cache_read`, completion as `output`)."""
         return self.append_message(chat_message(completion))
 
     def append_openai_response(self, response: object) -> Message:
