@@ -216,10 +216,11 @@ def sent_tokens(messages: Sequence[LiveMessage], api: str) -> int:
     - every part the render sends counts its recorded tokens: text, tool calls, files and
       images (`FILE_TOKENS` each, whether sent as a file or mentioned), tool results as shown
       (original, truncated view, placeholder, or all their blocks);
-    - reasoning counts only for the API it was recorded from, the one render that sends it;
-      another provider's block (`NativePart`) counts its JSON for its own API and the estimate
-      of its `text` for the others (nothing when it has none); Anthropic leaves blank text out,
-      so it counts nothing there;
+    - reasoning counts only for the API it was recorded from, the one render that sends it
+      (Anthropic, Responses: Chat Completions sends none); another provider's block
+      (`NativePart`) counts its JSON for its own API and the estimate of its `text` for the
+      others (nothing when it has none); Anthropic leaves blank text out, so it counts nothing
+      there;
     - the synthetic result of a call that has none (`INTERRUPTED`) counts in every render, and
       a result whose call is not live counts in none, as `api_messages` sends them;
     - what a render adds around the parts (roles, JSON keys, `CONTINUED`, the lines that move
@@ -249,7 +250,9 @@ INTERRUPTED_TOKENS = estimate_tokens(INTERRUPTED)
 def _sent_part_tokens(
     part: TextPart | ReasoningPart | ToolCallPart | FilePart | NativePart, api: str
 ) -> int:
-    own = part.native is not None and part.native.api == api
+    # Chat Completions has no block of its own to send back: its render shows every
+    # reasoning and unmodelled part as it shows another provider's
+    own = part.native is not None and part.native.api == api and api != OPENAI_CHAT
     if isinstance(part, ReasoningPart):
         return stored_tokens(part) if own else 0
     if isinstance(part, NativePart) and not own:

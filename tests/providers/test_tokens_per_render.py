@@ -11,7 +11,16 @@ from anthropic.types import Message as AnthropicMessage
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from events import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
+from events import (
+    ANTHROPIC,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    Message,
+    Native,
+    NativePart,
+    ReasoningPart,
+    TextPart,
+)
 from projections import INTERRUPTED, estimate_tokens
 from store import InvalidArgument, Session, SessionStore, ToolCall
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
@@ -204,3 +213,25 @@ def test_tokens_for_an_api_without_a_render_is_refused(store: SessionStore, api:
     context = store.create_session(model="m").context()
     with pytest.raises(InvalidArgument, match="no render for the API"):
         context.tokens_for(api)
+
+
+def test_chat_completions_sends_no_block_of_its_own(store: SessionStore) -> None:
+    """A reasoning or unmodelled part marked as Chat Completions' (a compatible server's
+    `reasoning_content`, say) is shown as any other provider's: reasoning not at all."""
+    s = store.create_session(model="gpt-4o")
+    s.append_user("hi")  # 1
+    native = Native(api=OPENAI_CHAT, value={"reasoning_content": "thinking..."})
+    s.append_message(
+        Message(
+            role="assistant",
+            parts=(
+                ReasoningPart(text="thinking...", native=native),  # 2 tokens, never sent
+                NativePart(native=native, text="[note]"),  # shown as its text
+                TextPart(text="Hello!"),  # 2
+            ),
+        )
+    )
+    context = s.context()
+
+    assert context.to_openai()[1] == {"role": "assistant", "content": "[note]\n\nHello!"}
+    assert context.tokens_for(OPENAI_CHAT) == 1 + estimate_tokens("[note]") + 2
