@@ -5,25 +5,34 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
-from events import RecordedEvent
+from events import InvalidArgument, RecordedEvent
+from events._arguments import brief
 from projections._fold import ContextFold
 from projections._live import LiveMessage
-from projections._render import api_messages
+from projections._render import APIS, api_messages, recorded_api, sent_tokens
 from projections._render_anthropic import to_anthropic
 from projections._render_openai import to_openai
 from projections._render_responses import to_responses
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Context:
     """What the model is shown after event `seq` of session `session_id`.
 
     `messages` are the live messages in order, as stored (a tool call still waiting for its
-    result is there as it is). `tokens` is the sum of the per-part counts recorded at append;
-    nothing is re-tokenized. The renderers make the context valid for the API (see
+    result is there as it is). The renderers make the context valid for the API (see
     `api_messages`).
+
+    `tokens` counts what the render for `api` sends (`tokens_for(api)`): `api` is the API the
+    newest assistant message was recorded from by `append_anthropic`, `append_openai` or
+    `append_openai_response` (the one the agent loop talks to), else Chat Completions. So it
+    counts reasoning only when it goes back to its own provider, another provider's block by
+    what that render shows of it, and the synthetic result of a call still pending. The counts
+    are those recorded at append; nothing is re-tokenized. Each message's own `tokens` is the
+    sum of its recorded part counts, whatever a render sends of it.
     """
 
     session_id: str
@@ -34,7 +43,25 @@ class Context:
     output_reserve: int
     encoding: str
     messages: tuple[LiveMessage, ...]
-    tokens: int
+
+    @cached_property
+    def api(self) -> str:
+        """The API the session talks to: the one the newest assistant message was recorded
+        from by `append_anthropic`, `append_openai` or `append_openai_response`; Chat
+        Completions (`OPENAI_CHAT`) when none was."""
+        return recorded_api(self.messages)
+
+    @cached_property
+    def tokens(self) -> int:
+        """Tokens of what the render for `api` sends: `tokens_for(api)`."""
+        return sent_tokens(self.messages, self.api)
+
+    def tokens_for(self, api: str) -> int:
+        """Tokens of what the render for `api` (`ANTHROPIC`, `OPENAI_CHAT`, `OPENAI_RESPONSES`)
+        sends of this context; the rules are `projections._render.sent_tokens`'s."""
+        if api not in APIS:
+            raise InvalidArgument(f"no render for the API {brief(api)}; one of {', '.join(APIS)}")
+        return self.tokens if api == self.api else sent_tokens(self.messages, api)
 
     def to_openai(self) -> list[dict[str, Any]]:
         """The `messages` argument of OpenAI Chat Completions."""
@@ -74,7 +101,6 @@ def context_of(fold: ContextFold, *, restore_pruned: bool = False) -> Context:
         output_reserve=fold.header.output_reserve,
         encoding=fold.header.encoding,
         messages=messages,
-        tokens=sum(message.tokens for message in messages),
     )
 
 

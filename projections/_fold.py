@@ -359,6 +359,7 @@ class ContextFold:
                 output=part.output,
                 tokens=original_result_tokens(part),
                 status="restored" if cut else "original",
+                blocks=part.blocks,
             )
         if mark is not None:
             return LiveToolResult(
@@ -373,6 +374,7 @@ class ContextFold:
             output=part.shown,
             tokens=shown_result_tokens(part),
             status="truncated" if part.truncation is not None else "original",
+            blocks=part.blocks if part.truncation is None else None,
         )
 
     # snapshots

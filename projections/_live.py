@@ -40,7 +40,9 @@ class LiveToolResult(FrozenModel):
     """A tool result as the model is shown it.
 
     `output` is the text the model sees: the original, the truncated view, or the prune
-    placeholder. `compacted_at` is when it was pruned (OpenCode's `time.compacted`).
+    placeholder. `blocks` are the result's content blocks (text and images) when it has them
+    and is shown in full (original or restored); a truncated or pruned result shows only its
+    `output`. `compacted_at` is when it was pruned (OpenCode's `time.compacted`).
     """
 
     type: Literal["tool_result"] = "tool_result"
@@ -52,6 +54,9 @@ class LiveToolResult(FrozenModel):
     tokens: int
     status: OutputStatus = "original"
     compacted_at: datetime | None = None
+    blocks: tuple[TextPart | FilePart, ...] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
 
 
 LivePart = Annotated[
@@ -104,13 +109,17 @@ def shown_result_tokens(part: ToolResultPart) -> int:
     """Tokens of what the model is shown of a tool result at append (truncated view or all)."""
     if part.tokens is not None:
         return part.tokens
+    if part.truncation is None and part.blocks is not None:
+        return sum(stored_tokens(block) for block in part.blocks)
     return estimate_tokens(part.shown)
 
 
 def original_result_tokens(part: ToolResultPart) -> int:
-    """Tokens of a tool result's full original output."""
+    """Tokens of a tool result's full original output: its text, or all its blocks."""
     if part.truncation is None:
         return shown_result_tokens(part)
     if part.truncation.output_tokens is not None:
         return part.truncation.output_tokens
+    if part.blocks is not None:
+        return sum(stored_tokens(block) for block in part.blocks)
     return estimate_tokens(part.output)

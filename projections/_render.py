@@ -16,6 +16,21 @@ The rules for content one provider produced and another is sent (`_render_anthro
 - another provider's unmodelled block (`NativePart`) is shown as its `text`, or left out when
   it has none;
 - text, tool calls, tool results and files are converted, whoever produced them.
+
+Tool results with content blocks (text and images, `LiveToolResult.blocks`) are sent as blocks
+while the result is shown in full (original or restored); a truncated or pruned one shows only
+its text, the truncated view or the placeholder (`result_content`):
+- Anthropic: the `tool_result`'s `content` is its text and image blocks;
+- Responses: the `function_call_output`'s `output` is its `input_text` and `input_image` items;
+- Chat Completions takes only text in a `tool` message: the text blocks are its content parts,
+  each image is replaced there by `IMAGE_MOVED`, and the images follow in one user message
+  right after the turn's tool messages, those of each result after the line
+  `TOOL_IMAGES.format(call_id=...)` (`chat_images`), so the model still sees them, after
+  every result of the turn as the API requires;
+- empty text blocks are left out (Anthropic refuses them); a result left with no block at all
+  sends its text.
+
+What a render sends is what its token count counts (`sent_tokens`): `Context.tokens_for(api)`.
 """
 
 from __future__ import annotations
@@ -24,13 +39,33 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from events import FilePart, NativePart, ReasoningPart, ToolCallPart
-from projections._live import LiveMessage, LiveToolResult, estimate_tokens
+from events import (
+    ANTHROPIC,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    FilePart,
+    NativePart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+)
+from projections._live import (
+    LiveMessage,
+    LiveToolResult,
+    estimate_tokens,
+    stored_tokens,
+)
 
 INTERRUPTED = "[No result: the tool call was interrupted before it returned.]"
 CONTINUED = "[The conversation continues from here.]"
 """Anthropic's first turn must be the user's: this stands in when the context opens with an
 assistant turn (a pinned one kept before a summary, say)."""
+
+IMAGE_MOVED = "[image: sent in the user message after the tool results]"
+TOOL_IMAGES = "[Images from the result of tool call {call_id}:]"
+"""Chat Completions takes no image in a tool message: see the module's rules."""
+
+APIS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES)
 
 JsonDict = dict[str, Any]
 
@@ -126,3 +161,114 @@ def data_url(part: FilePart) -> str:
 
 def file_mention(part: FilePart) -> str:
     return f"[file {part.filename or part.url or 'attached'} ({part.media_type})]"
+
+
+# tool results as content blocks
+
+
+def result_content(part: LiveToolResult, api: str) -> str | list[JsonDict]:
+    """A tool result's content for `api`: its text (`output`), or its blocks in that API's
+    shape while it is shown in full (see the module's rules)."""
+    if part.blocks is None:
+        return part.output
+    content: list[JsonDict] = []
+    for block in part.blocks:
+        if isinstance(block, TextPart):
+            if block.text:
+                kind = "input_text" if api == OPENAI_RESPONSES else "text"
+                content.append({"type": kind, "text": block.text})
+        elif api == ANTHROPIC:
+            content.append({"type": "image", "source": _anthropic_source(block)})
+        elif api == OPENAI_RESPONSES:
+            url = block.url or data_url(block)
+            content.append({"type": "input_image", "image_url": url, "detail": "auto"})
+        else:
+            content.append({"type": "text", "text": IMAGE_MOVED})
+    return content or part.output
+
+
+def chat_images(part: LiveToolResult) -> list[JsonDict]:
+    """The user-message content that carries a result's images to Chat Completions: the line
+    naming its call, then each image; empty when it shows none."""
+    images = [b for b in part.blocks or () if isinstance(b, FilePart)]
+    if not images:
+        return []
+    content: list[JsonDict] = [{"type": "text", "text": TOOL_IMAGES.format(call_id=part.call_id)}]
+    content.extend(
+        {"type": "image_url", "image_url": {"url": image.url or data_url(image)}}
+        for image in images
+    )
+    return content
+
+
+def _anthropic_source(image: FilePart) -> JsonDict:
+    if image.url is not None:
+        return {"type": "url", "url": image.url}
+    return {"type": "base64", "media_type": image.media_type, "data": image.data}
+
+
+# token accounting
+
+
+def sent_tokens(messages: Sequence[LiveMessage], api: str) -> int:
+    """Tokens of what the render for `api` sends of `messages`, from the counts recorded at
+    append (nothing is re-tokenized):
+    - every part the render sends counts its recorded tokens: text, tool calls, files and
+      images (`FILE_TOKENS` each, whether sent as a file or mentioned), tool results as shown
+      (original, truncated view, placeholder, or all their blocks);
+    - reasoning counts only for the API it was recorded from, the one render that sends it
+      (Anthropic, Responses: Chat Completions sends none); another provider's block
+      (`NativePart`) counts its JSON for its own API and the estimate of its `text` for the
+      others (nothing when it has none); Anthropic leaves blank text out, so it counts nothing
+      there;
+    - the synthetic result of a call that has none (`INTERRUPTED`) counts in every render, and
+      a result whose call is not live counts in none, as `api_messages` sends them;
+    - what a render adds around the parts (roles, JSON keys, `CONTINUED`, the lines that move
+      Chat Completions' tool images) is not counted, as the providers' own overhead is not.
+    """
+    total = 0
+    calls = answered = 0
+    waiting: set[str] = set()  # call ids of the calls seen so far that no result answered
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, LiveToolResult):
+                if part.call_id in waiting:  # else its call is not live: it is left out
+                    waiting.discard(part.call_id)
+                    answered += 1
+                    total += part.tokens
+                continue
+            if isinstance(part, ToolCallPart):
+                calls += 1
+                waiting.add(part.call_id)
+            total += _sent_part_tokens(part, api)
+    return total + (calls - answered) * INTERRUPTED_TOKENS
+
+
+INTERRUPTED_TOKENS = estimate_tokens(INTERRUPTED)
+
+
+def _sent_part_tokens(
+    part: TextPart | ReasoningPart | ToolCallPart | FilePart | NativePart, api: str
+) -> int:
+    # Chat Completions has no block of its own to send back: its render shows every
+    # reasoning and unmodelled part as it shows another provider's
+    own = part.native is not None and part.native.api == api and api != OPENAI_CHAT
+    if isinstance(part, ReasoningPart):
+        return stored_tokens(part) if own else 0
+    if isinstance(part, NativePart) and not own:
+        return estimate_tokens(part.text)
+    if isinstance(part, TextPart) and api == ANTHROPIC and not own and not part.text.strip():
+        return 0
+    return stored_tokens(part)
+
+
+def recorded_api(messages: Sequence[LiveMessage]) -> str:
+    """The API the newest assistant message recorded from a provider came from (by
+    `append_anthropic`, `append_openai` or `append_openai_response`: its envelope's `native`):
+    the one the session talks to, whose render `Context.tokens` counts. `OPENAI_CHAT` when none
+    was recorded from a provider."""
+    for message in reversed(messages):
+        native = message.native
+        if native is not None and native.api in APIS and message.role == "assistant":
+            return native.api
+    return OPENAI_CHAT

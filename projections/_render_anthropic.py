@@ -59,6 +59,7 @@ from projections._render import (
     foreign_text,
     is_native,
     native_block,
+    result_content,
 )
 
 THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
@@ -133,7 +134,7 @@ def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
         ]
     if isinstance(part, LiveToolResult):
         block: JsonDict = {"type": "tool_result", "tool_use_id": tool_id(part.call_id)}
-        block["content"] = part.output
+        block["content"] = result_content(part, ANTHROPIC)
         if part.is_error:
             block["is_error"] = True
         return [block]

@@ -62,6 +62,7 @@ from projections._render import (
     foreign_text,
     is_native,
     native_block,
+    result_content,
 )
 
 ROLES = {"system": "developer", "user": "user"}
@@ -159,7 +160,7 @@ def _foreign_call(part: ToolCallPart, custom_calls: set[str]) -> JsonDict:
 
 def _result_item(part: LiveToolResult, custom: bool) -> JsonDict:
     kind = "custom_tool_call_output" if custom else "function_call_output"
-    return {"type": kind, "call_id": part.call_id, "output": part.output}
+    return {"type": kind, "call_id": part.call_id, "output": result_content(part, OPENAI_RESPONSES)}
 
 
 def _input_items(parts: Sequence[LivePart], role: str) -> list[JsonDict]:

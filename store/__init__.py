@@ -34,9 +34,10 @@ from store._errors import (
 )
 from store._policies import CompactionPlan, Measure, PrunePlan
 from store._rows import SessionInfo
-from store._session import ContextCheck, Session, ToolCall
+from store._session import ContextCheck, Session
 from store._store import SessionStore
 from store._summarize import ExtractiveSummarizer, OpenAIChatSummarizer, Summarizer
+from store._tool_calls import ToolCall
 from store._verify import Checkpoint, SessionHead, VerifyReport
 
 __all__ = [

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import ValidationError
 
 from events import (
     CompactionReason,
@@ -41,7 +41,7 @@ from events import (
     Usage,
     new_id,
 )
-from events._arguments import ArgumentModel, brief, describe_validation_error, described
+from events._arguments import brief, describe_validation_error, described
 from projections import Context, ContextFold, TimelineRow, context_of, timeline
 from store import _arguments as check
 from store._append import KnownHead, check_text_size
@@ -59,6 +59,10 @@ from store._policies import (
 from store._providers import anthropic_message, chat_message, responses_message
 from store._summarize import ExtractiveSummarizer, Summarizer, run_summarizer, summarizer_name
 from store._tokens import count, with_tokens
+from store._tool_calls import ToolCall as ToolCall  # re-exported: its home used to be here
+from store._tool_calls import ToolCallLike
+from store._tool_calls import tool_calls as tool_calls_of
+from store._tool_results import ResultBlock, result_content
 from store._truncate import truncate
 
 if TYPE_CHECKING:
@@ -85,27 +89,6 @@ def _serialized(
 
 
 _COMPACTION_REASONS: tuple[CompactionReason, ...] = get_args(CompactionReason)
-
-
-class ToolCall(ArgumentModel):
-    """A tool call the model made: its id, the tool's name and its input arguments.
-
-    A bad id, name or input (not JSON, nested too deep) raises `InvalidArgument` here; an input
-    that is JSON but cannot be stored (a NaN) raises `InvalidEvent` when it is appended."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    input: JsonValue = Field(default_factory=dict)
-
-    def to_part(self) -> ToolCallPart:
-        try:
-            return ToolCallPart.from_input(call_id=self.id, name=self.name, input=self.input)
-        except (ValueError, TypeError, RecursionError) as exc:  # what json.dumps refuses
-            raise InvalidEvent(
-                f"tool call {brief(self.id)}: its input has no JSON form ({str(exc)[:120]})"
-            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +184,12 @@ class Session:
     @_serialized
     def tokens(self) -> int:
         """The live context's size in tokens: the fold keeps it as events arrive, so this is
-        cheap after every append (no context is built, nothing re-tokenized)."""
+        cheap after every append (no context is built, nothing re-tokenized).
+
+        It sums every live part's recorded count, whatever a render sends of it (reasoning of
+        every provider, another provider's blocks as their JSON), without the synthetic result
+        of a pending call: what the overflow policies measure. `context().tokens` counts what
+        the render for the session's API sends (see `Context`)."""
         self._catch_up()
         return self._fold.tokens
 
@@ -219,38 +207,52 @@ class Session:
         self,
         text: str = "",
         *,
-        tool_calls: Sequence[ToolCall] = (),
+        tool_calls: Iterable[ToolCallLike] | None = (),
         usage: Usage | None = None,
     ) -> Message:
         """An assistant turn: its text (may be empty when it only calls tools), its tool calls
-        and the usage the provider reported for it."""
+        and the usage the provider reported for it.
+
+        `tool_calls` takes `ToolCall`s, the SDK's own calls (`message.tool_calls` of a
+        `ChatCompletion` as it comes, `None` included) or their dicts (see `ToolCall`); their
+        arguments are recorded as the exact text the model produced."""
         check.text("text", text)
-        tool_calls = _tool_calls(tool_calls)
+        calls = tool_calls_of(tool_calls)
         if usage is not None and not isinstance(usage, Usage):
             raise InvalidArgument(f"usage must be a Usage or None, got {described(usage)}")
-        if tool_calls:
-            self._check_size(text, tool_calls)  # before their inputs are dumped to JSON text
-        parts: list[Part] = [TextPart(text=text)] if text or not tool_calls else []
-        parts.extend(call.to_part() for call in tool_calls)
+        if calls:
+            self._check_size(text, calls)  # before their inputs are dumped to JSON text
+        parts: list[Part] = [TextPart(text=text)] if text or not calls else []
+        parts.extend(call.to_part() for call in calls)
         return self.append_message(Message(role="assistant", parts=tuple(parts), usage=usage))
 
     @_serialized
     def append_tool_result(
-        self, call_id: str, output: str, *, is_error: bool = False, name: str | None = None
+        self,
+        call_id: str,
+        output: str | Sequence[ResultBlock | Mapping[str, Any]],
+        *,
+        is_error: bool = False,
+        name: str | None = None,
     ) -> Message:
-        """The result of the pending tool call `call_id` (the tool's name is taken from it)."""
+        """The result of the pending tool call `call_id` (the tool's name is taken from it).
+
+        `output` is the tool's text, or a list of content blocks, text and images, as any
+        provider shapes them or as `TextPart`/`FilePart` (see `store._tool_results`): the
+        result keeps the blocks, and its text (the text blocks joined) is what truncation and
+        pruning act on; a truncated or pruned result shows only that text."""
         check.text("call_id", call_id)
-        check.text("output", output)
+        text, blocks = result_content(output)
         check.flag("is_error", is_error)
         check.optional_text("name", name)
         call = self._pending_call(call_id)
         tool = name or call.name
-        self._check_size(output, tool)
+        self._check_size(text, blocks, tool)
         max_lines, max_bytes, direction = self.config.limits_for(tool)
         part_id = new_id()
         try:
             cut = truncate(
-                output,
+                text,
                 max_lines=max_lines,
                 max_bytes=max_bytes,
                 direction=direction,
@@ -261,7 +263,13 @@ class Session:
                 f"output: text is not valid UTF-8 (lone surrogate at offset {exc.start})"
             ) from None
         part = ToolResultPart(
-            id=part_id, call_id=call_id, name=tool, output=output, is_error=is_error, truncation=cut
+            id=part_id,
+            call_id=call_id,
+            name=tool,
+            output=text,
+            is_error=is_error,
+            truncation=cut,
+            blocks=blocks,
         )
         return self.append_message(Message(role="tool", parts=(part,)))
 
@@ -289,8 +297,10 @@ class Session:
 
     def append_openai(self, completion: object) -> Message:
         """A Chat Completions response (`ChatCompletion`, its `choices[0].message`, or their
-        dicts): text, tool calls with their `arguments` exactly as the model wrote them,
-        `refusal` and usage."""
+        dicts): text, tool calls with their `arguments` exactly as the model wrote them, a
+        `refusal` (text to every other render, sent back as `refusal` to Chat Completions), the
+        rest of the message and completion as they came, and usage (prompt minus cached tokens
+        as `input`, cached as `cache_read`, completion as `output`)."""
         return self.append_message(chat_message(completion))
 
     def append_openai_response(self, response: object) -> Message:
@@ -624,18 +634,6 @@ class Session:
             raise InvalidEvent("a message answers one tool call twice")
         for call_id in answered:
             self._pending_call(call_id)
-
-
-def _tool_calls(tool_calls: object) -> list[ToolCall]:
-    if isinstance(tool_calls, str | bytes | Mapping | BaseModel) or not isinstance(
-        tool_calls, Iterable
-    ):
-        raise InvalidArgument(f"tool_calls must be a list of ToolCall, got {described(tool_calls)}")
-    calls = list(tool_calls)
-    for call in calls:
-        if not isinstance(call, ToolCall):
-            raise InvalidArgument(f"tool_calls must hold ToolCall objects, got {described(call)}")
-    return calls
 
 
 def _part_ids(part_ids: object) -> list[str]:

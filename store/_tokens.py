@@ -104,14 +104,30 @@ def with_tokens(part: Part, encoding_name: str) -> Part:
     elif isinstance(part, ToolCallPart):
         tokens = count(part.name, encoding_name) + count(part.arguments, encoding_name)
     elif isinstance(part, ToolResultPart):
-        tokens = count(part.shown, encoding_name)
-        if part.truncation is not None and part.truncation.output_tokens is None:
-            truncation = part.truncation.model_copy(
-                update={"output_tokens": count(part.output, encoding_name)}
-            )
-            return part.model_copy(update={"tokens": tokens, "truncation": truncation})
+        return _result_with_tokens(part, encoding_name)
     elif isinstance(part, FilePart):
         tokens = FILE_TOKENS
     else:  # a provider's own block: what its render sends back
         tokens = count(native_text(part), encoding_name)
     return part.model_copy(update={"tokens": tokens})
+
+
+def _result_with_tokens(part: ToolResultPart, encoding_name: str) -> ToolResultPart:
+    """A tool result counts what the model is shown: its text, or with content blocks shown
+    in full, each block (an image `FILE_TOKENS`); a truncated one shows only its text. The full
+    output's count is kept for a restore."""
+    update: dict[str, object] = {}
+    full = None
+    if part.blocks is not None:
+        blocks = tuple(with_tokens(block, encoding_name) for block in part.blocks)
+        full = sum(block.tokens or 0 for block in blocks)
+        update["blocks"] = blocks
+    truncation = part.truncation
+    if truncation is None:
+        update["tokens"] = full if full is not None else count(part.output, encoding_name)
+        return part.model_copy(update=update)
+    update["tokens"] = count(truncation.shown, encoding_name)
+    if truncation.output_tokens is None:
+        output_tokens = full if full is not None else count(part.output, encoding_name)
+        update["truncation"] = truncation.model_copy(update={"output_tokens": output_tokens})
+    return part.model_copy(update=update)

@@ -1,10 +1,15 @@
 """An OpenAI Chat Completions response (`ChatCompletion`, its `choices[0].message`, or their
 dicts) as a message.
 
-`content` becomes a text part; each of `tool_calls` a tool call whose `arguments` stay the exact
-string the model produced, with the call itself kept verbatim in `native`; `refusal` and the
-other fields of the message (and the completion's `id`, `model`, raw `usage`) are kept in the
-message's `native`.
+`content` becomes a text part; `refusal` a text part too (what the model said, for every other
+render, summary and count) marked `{"type": "refusal"}` in its `native`, so `to_openai()` sends
+it back as the `refusal`; each of `tool_calls` a tool call whose `arguments` stay the exact
+string the model produced (a custom call's `input`), with the call itself kept verbatim in
+`native`. The other fields of the message (`annotations`, `audio`, ...) and of the completion
+(`id`, `model`, `system_fingerprint`, the choice's `finish_reason` and `logprobs`, the raw
+`usage`) are kept in the message's `native`. Only the first choice is read: the others are
+alternatives the conversation did not take. Usage: the prompt minus its cached tokens as
+`input`, the cached ones as `cache_read`, the completion's as `output`.
 """
 
 from __future__ import annotations
@@ -46,9 +51,14 @@ def chat_message(completion: object) -> Message:
     content = message.get("content")
     if isinstance(content, str) and content:
         parts.append(TextPart(text=content))
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        parts.append(refusal_part(refusal))
     for call in message.get("tool_calls") or []:
         parts.append(tool_call_part(call))
-    envelope.update({k: v for k, v in message.items() if k not in ("content", "tool_calls")})
+    envelope.update(
+        {k: v for k, v in message.items() if k not in ("content", "refusal", "tool_calls")}
+    )
     return Message(
         role="assistant",
         parts=tuple(parts) or (TextPart(text=""),),
@@ -57,9 +67,16 @@ def chat_message(completion: object) -> Message:
     )
 
 
+def refusal_part(refusal: str) -> TextPart:
+    """A refusal is what the model said, so it is text to every other render, summary and
+    count; its `native` marks it, so `to_openai()` sends it back as the `refusal`."""
+    native = Native(api=OPENAI_CHAT, value={"type": "refusal", "refusal": refusal})
+    return TextPart(text=refusal, native=native)
+
+
 def tool_call_part(call: Any) -> ToolCallPart:
     """One entry of `tool_calls` (a function or custom call, or its SDK object)."""
-    data = call if isinstance(call, dict) else as_json(call, "a tool call")
+    data = as_json(call, "a tool call")
     call_id = field(data, "id", str, "a tool call")
     if data.get("type") == "custom":
         custom = field(data, "custom", dict, "a custom tool call")

@@ -184,11 +184,28 @@ usages = st.builds(
     output=st.integers(0, 10**5),
     cache_read=st.integers(0, 10**6),
 )
-tool_calls = st.builds(
-    ToolCall,
-    id=ids.map(lambda i: f"c{i}"),
-    name=st.sampled_from(["read", "bash", "skill"]),
-    input=shallow_json,
+tool_calls = st.one_of(
+    st.builds(
+        ToolCall,
+        id=ids.map(lambda i: f"c{i}"),
+        name=st.sampled_from(["read", "bash", "skill"]),
+        input=shallow_json.filter(lambda v: not isinstance(v, str)),  # a str is refused
+    ),
+    st.builds(
+        ToolCall,
+        id=ids.map(lambda i: f"c{i}"),
+        name=st.sampled_from(["read", "bash"]),
+        arguments=texts,  # the model's text, JSON or not
+    ),
+    st.builds(
+        lambda i, arguments: {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "read", "arguments": arguments},
+        },
+        ids,
+        texts,
+    ),
 )
 reasons = st.sampled_from(["before_llm_call", "after_tool", "manual", "bored"])
 formats = st.sampled_from(["sessionstore", "openai", "claude-code", "csv"])

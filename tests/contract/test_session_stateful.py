@@ -1,9 +1,13 @@
 """A hypothesis state machine drives random agent sessions through the Session API (appends,
-prunes, restores, compactions with a fixed summary, reverts, pins, forks, restarts) and checks
-after every step, on each backend:
+among them what the providers' SDKs return: an Anthropic message with thinking and tool use, a
+Responses API response with reasoning and function calls, a Chat Completions response with tool
+calls or a refusal; tool results with images; prunes, restores, compactions with a fixed
+summary, reverts, pins, forks, restarts) and checks after every step, on each backend:
 
 - snapshot + tail gives exactly the fold of every event from the first;
-- the live context renders valid for the OpenAI and Anthropic APIs;
+- the live context renders valid for the Chat Completions, Anthropic Messages and Responses
+  APIs, by the SDKs' own request types (and by their tool-call pairing rules), at every step
+  and at every replayed point;
 - nothing appended is lost: every live tool result shows its original in `restore_pruned`;
   every replay point still gives the context captured live at that point;
 - the hash chain verifies;
@@ -14,11 +18,13 @@ after every step, on each backend:
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic.types import Message as AnthropicMessage
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -28,17 +34,22 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
 
 from events import ContextCompacted, Message, OutputsPruned, TextPart, ToolResultPart
-from projections import Context, LiveToolResult, context_of
+from projections import Context, LiveToolResult, api_messages, context_of
+from projections._render import APIS, _sent_part_tokens
 from store import CompactionError, Session, SessionStore, ToolCall
 from store._replay import load_fold
 from tests.builders import compaction
 from tests.conftest import fresh_database
+from tests.providers import request_types
 
 texts = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40)
 outputs = st.one_of(texts, st.integers(0, 3000).map(lambda n: "log line\n" * n))
 
+PNG = "iVBORw0KGgoAAAANSUhEUg=="
 SUMMARY = "Summary of the conversation so far: the user asked for a fix; tools were run."
 PLACEHOLDER = "[Output pruned; restore with part id {part_id}]"
 
@@ -122,22 +133,158 @@ class SessionMachine(RuleBasedStateMachine):
     def system(self, text: str) -> None:
         self.added(self.s.append_system(text), Appended("system"))
 
-    @rule(text=texts, tools=st.integers(0, 3))
-    def assistant(self, text: str, tools: int) -> None:
-        calls = []
-        for _ in range(tools):
-            self.calls += 1
-            calls.append(ToolCall(id=f"call_{self.calls}", name="bash", input={"n": self.calls}))
+    @rule(text=texts, tools=st.integers(0, 3), raw=st.booleans())
+    def assistant(self, text: str, tools: int, raw: bool) -> None:
+        calls = [
+            ToolCall(id=call_id, name="bash", arguments=f'{{"n": {n} }}')
+            if raw
+            else ToolCall(id=call_id, name="bash", input={"n": n})
+            for n, call_id in enumerate(self.call_ids(tools))
+        ]
         message = self.s.append_assistant(text, tool_calls=calls)
         self.added(message, Appended("assistant", calls=tuple(c.id for c in calls)))
 
-    @rule(data=st.data(), output=outputs, is_error=st.booleans())
-    def tool_result(self, data: st.DataObject, output: str, is_error: bool) -> None:
+    def call_ids(self, count: int) -> list[str]:
+        ids = []
+        for _ in range(count):
+            self.calls += 1
+            ids.append(f"call_{self.calls}")
+        return ids
+
+    @rule(
+        thinking=texts,
+        text=texts,
+        tools=st.integers(0, 2),
+        redacted=st.booleans(),
+        sdk=st.booleans(),
+    )
+    def anthropic_turn(
+        self, thinking: str, text: str, tools: int, redacted: bool, sdk: bool
+    ) -> None:
+        """What `client.messages.create` returns with extended thinking and tools."""
+        calls = self.call_ids(tools)
+        content: list[dict[str, Any]] = [
+            {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}
+            if redacted
+            else {"type": "thinking", "thinking": thinking, "signature": f"sig-{self.calls}"}
+        ]
+        if text.strip():
+            content.append({"type": "text", "text": text})
+        content.extend(
+            {"type": "tool_use", "id": call_id, "name": "bash", "input": {"command": f"ls {n}"}}
+            for n, call_id in enumerate(calls)
+        )
+        response = {
+            "id": f"msg_{self.calls}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": content,
+            "stop_reason": "tool_use" if calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+        message = self.s.append_anthropic(
+            AnthropicMessage.model_validate(response) if sdk else response
+        )
+        self.added(message, Appended("assistant", calls=tuple(calls)))
+
+    @rule(summary=texts, text=texts, tools=st.integers(0, 2), sdk=st.booleans())
+    def responses_turn(self, summary: str, text: str, tools: int, sdk: bool) -> None:
+        """What `client.responses.create` returns with reasoning (stateless, encrypted) and
+        function calls."""
+        calls = self.call_ids(tools)
+        output: list[dict[str, Any]] = [
+            {
+                "type": "reasoning",
+                "id": f"rs_{self.calls}",
+                "summary": [{"type": "summary_text", "text": summary}] if summary else [],
+                "encrypted_content": "gAAAAABo-encrypted",
+            }
+        ]
+        if text:
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{self.calls}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            )
+        output.extend(
+            {
+                "type": "function_call",
+                "id": f"fc_{call_id}",
+                "call_id": call_id,
+                "name": "bash",
+                "arguments": json.dumps({"command": f"ls {n}"}),
+                "status": "completed",
+            }
+            for n, call_id in enumerate(calls)
+        )
+        response = {
+            "id": f"resp_{self.calls}",
+            "object": "response",
+            "created_at": 1_760_000_000,
+            "model": "gpt-5",
+            "status": "completed",
+            "output": output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+        }
+        message = self.s.append_openai_response(
+            Response.model_validate(response) if sdk else response
+        )
+        self.added(message, Appended("assistant", calls=tuple(calls)))
+
+    @rule(text=texts, tools=st.integers(0, 2), refusal=st.booleans(), sdk=st.booleans())
+    def chat_turn(self, text: str, tools: int, refusal: bool, sdk: bool) -> None:
+        """What `client.chat.completions.create` returns: text and tool calls with their raw
+        `arguments`, or a refusal."""
+        calls = [] if refusal else self.call_ids(tools)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None if refusal else text or None,
+            "refusal": "I can't help with that." if refusal else None,
+        }
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": f'{{"command": "ls {n}" }}'},
+                }
+                for n, call_id in enumerate(calls)
+            ]
+        completion = {
+            "id": f"chatcmpl-{self.calls}",
+            "object": "chat.completion",
+            "created": 1_760_000_000,
+            "model": "gpt-4o",
+            "choices": [
+                {"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": message}
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        }
+        appended = self.s.append_openai(
+            ChatCompletion.model_validate(completion) if sdk else completion
+        )
+        self.added(appended, Appended("assistant", calls=tuple(calls)))
+
+    @rule(data=st.data(), output=outputs, is_error=st.booleans(), image=st.booleans())
+    def tool_result(self, data: st.DataObject, output: str, is_error: bool, image: bool) -> None:
         pending = self.s._fold.pending_call_ids()
         if not pending:
             return
         call_id = data.draw(st.sampled_from(pending))
-        message = self.s.append_tool_result(call_id, output=output, is_error=is_error)
+        blocks: list[dict[str, Any]] = [
+            {"type": "text", "text": output},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        ]
+        given: str | list[dict[str, Any]] = blocks if image else output
+        message = self.s.append_tool_result(call_id, output=given, is_error=is_error)
         part = message.parts[0]
         assert isinstance(part, ToolResultPart)
         part_id = part.id
@@ -322,7 +469,9 @@ class SessionMachine(RuleBasedStateMachine):
     def replay(self, data: st.DataObject) -> None:
         session_id, seq = data.draw(st.sampled_from(sorted(self.captured)))
         handle = self.s if session_id == self.s.id else self.store.session(session_id)
-        assert handle.context(at=seq) == self.captured[(session_id, seq)]
+        replayed = handle.context(at=seq)
+        assert replayed == self.captured[(session_id, seq)]
+        check_every_render(replayed)
 
     # invariants
 
@@ -332,7 +481,7 @@ class SessionMachine(RuleBasedStateMachine):
         with_snapshots = context_of(self.store._fold_at(self.s.id, version))
         from_scratch = context_of(self.store._fold_from_scratch(self.s.id, version))
         assert with_snapshots == from_scratch == self.s.context()
-        assert self.s._fold.tokens == self.s.tokens == from_scratch.tokens
+        assert self.s._fold.tokens == self.s.tokens == sum(m.tokens for m in from_scratch.messages)
 
     @invariant()
     def valid_snapshots_are_used(self) -> None:
@@ -356,10 +505,23 @@ class SessionMachine(RuleBasedStateMachine):
                 assert part.output == self.originals[part.id]
 
     @invariant()
-    def the_context_is_valid_for_both_apis(self) -> None:
+    def the_context_is_valid_for_every_api(self) -> None:
+        check_every_render(self.s.context())
+        check_every_render(self.s.context(restore_pruned=True))
+
+    @invariant()
+    def the_counts_follow_what_each_render_sends(self) -> None:
+        """`tokens_for` counts in one pass what `api_messages` hands each render: the
+        same parts, with a synthetic result for each call left unanswered."""
         context = self.s.context()
-        check_openai(context.to_openai())
-        check_anthropic(context.to_anthropic())
+        for api in APIS:
+            sent = [
+                part.tokens if isinstance(part, LiveToolResult) else _sent_part_tokens(part, api)
+                for message in api_messages(context.messages)
+                for part in message.parts
+            ]
+            assert context.tokens_for(api) == sum(sent)
+        assert context.tokens == context.tokens_for(context.api)
 
     @invariant()
     def nothing_appended_is_lost(self) -> None:
@@ -369,6 +531,32 @@ class SessionMachine(RuleBasedStateMachine):
     @invariant()
     def the_hash_chain_verifies(self) -> None:
         assert self.store.verify(self.s.id).ok
+
+
+def check_every_render(context: Context) -> None:
+    """Each render is a request its API accepts: by the SDK's own request type, and by the
+    pairing of calls and results the types cannot see."""
+    chat, anthropic, responses = context.to_openai(), context.to_anthropic(), context.to_responses()
+    request_types.check_chat(chat)
+    request_types.check_anthropic(anthropic)
+    request_types.check_responses(responses)
+    check_openai(chat)
+    check_anthropic(anthropic)
+    check_responses(responses)
+
+
+def check_responses(items: list[dict[str, Any]]) -> None:
+    """Every function call is answered by one output, in call order, before the next user or
+    system message; no output answers anything else."""
+    open_calls: list[str] = []
+    for item in items:
+        if item["type"] in ("function_call", "custom_tool_call"):
+            open_calls.append(item["call_id"])
+        elif item["type"] in ("function_call_output", "custom_tool_call_output"):
+            assert item["call_id"] == open_calls.pop(0)
+        elif item.get("role") in ("user", "system", "developer"):
+            assert not open_calls, f"a {item['role']} message before the results of {open_calls}"
+    assert open_calls == []
 
 
 def check_openai(messages: list[dict[str, Any]]) -> None:

@@ -79,7 +79,8 @@ SESSION_CALLS: dict[str, tuple[Callable[[Session], object], type[SessionStoreErr
     "append_assistant with one ToolCall, not a list": (
         lambda s: s.append_assistant(tool_calls=ToolCall(id="c2", name="x")),  # type: ignore[arg-type]
         InvalidArgument,
-        "tool_calls must be a list of ToolCall, got ToolCall",
+        r"tool_calls must be a list of tool calls \(ToolCall, the SDK's calls or their dicts\), "
+        "got ToolCall",
     ),
     "append_assistant with usage as a dict": (
         lambda s: s.append_assistant("hi", usage={"input": 1}),  # type: ignore[arg-type]
@@ -89,17 +90,17 @@ SESSION_CALLS: dict[str, tuple[Callable[[Session], object], type[SessionStoreErr
     "append_tool_result with output None": (
         lambda s: s.append_tool_result("c1", None),  # type: ignore[arg-type]
         InvalidArgument,
-        "output must be a str, got None",
+        r"output must be a str or a list of content blocks \(text and images\), got None",
     ),
     "append_tool_result with output a dict": (
         lambda s: s.append_tool_result("c1", {"a": 1}),  # type: ignore[arg-type]
         InvalidArgument,
-        "output must be a str, got dict {'a': 1}",
+        r"output must be a str or a list of content blocks \(text and images\), got dict {'a': 1}",
     ),
     "append_tool_result with output bytes": (
         lambda s: s.append_tool_result("c1", b"x"),  # type: ignore[arg-type]
         InvalidArgument,
-        "output must be a str, got bytes b'x'",
+        r"output must be a str or a list of content blocks \(text and images\), got bytes b'x'",
     ),
     "append_tool_result with a lone surrogate": (
         lambda s: s.append_tool_result("c1", "caf\udce9"),
