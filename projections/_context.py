@@ -63,16 +63,18 @@ class Context:
             raise InvalidArgument(f"no render for the API {brief(api)}; one of {', '.join(APIS)}")
         return self.tokens if api == self.api else sent_tokens(self.messages, api)
 
-    def to_openai(self) -> list[dict[str, Any]]:
-        """The `messages` argument of OpenAI Chat Completions."""
+    def to_openai(self) -> list[Any]:
+        """The `messages` argument of OpenAI Chat Completions: JSON dicts, typed `Any` so a
+        type-checked caller can pass them to the SDK's TypedDict parameters as they are."""
         return to_openai(self.messages)
 
     def to_anthropic(self) -> dict[str, Any]:
         """`system` and `messages` for the Anthropic Messages API."""
         return to_anthropic(self.messages)
 
-    def to_responses(self) -> list[dict[str, Any]]:
-        """The `input` item list of the OpenAI Responses API."""
+    def to_responses(self) -> list[Any]:
+        """The `input` item list of the OpenAI Responses API (JSON dicts, typed `Any` as for
+        `to_openai`)."""
         return to_responses(self.messages)
 
     def to_dicts(self) -> list[dict[str, Any]]:

@@ -74,7 +74,7 @@ def run_the_loop(store: SessionStore, backend: Backend) -> None:
             response = client.responses.create(
                 model="gpt-5.2",
                 # list[dict[str, Any]] is not the SDK's list of TypedDicts for mypy
-                input=s.context().to_responses(),  # type: ignore[arg-type]
+                input=s.context().to_responses(),
                 store=False,
                 include=["reasoning.encrypted_content"],
             )
