@@ -51,6 +51,7 @@ from events import (
 )
 from projections._live import (
     LiveMessage,
+    LivePart,
     LiveToolResult,
     estimate_tokens,
     stored_tokens,
@@ -153,6 +154,19 @@ def foreign_text(part: NativePart | ReasoningPart) -> str | None:
     if isinstance(part, ReasoningPart):
         return None
     return part.text or None
+
+
+def as_text(part: LivePart) -> str | None:
+    """How a part reads where only text can go (an assistant message of another API): a text
+    part's text, a file's mention, another provider's part by `foreign_text`; `None` for the
+    rest (calls and results have places of their own)."""
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, FilePart):
+        return file_mention(part)
+    if isinstance(part, ReasoningPart | NativePart):
+        return foreign_text(part)
+    return None
 
 
 def data_url(part: FilePart) -> str:

@@ -17,6 +17,7 @@ from projections._live import LiveMessage, LivePart, LiveToolResult
 from projections._render import (
     JsonDict,
     api_messages,
+    as_text,
     chat_images,
     data_url,
     file_mention,
@@ -98,14 +99,8 @@ def _openai_assistant(message: LiveMessage) -> JsonDict | None:
     for part in message.parts:
         if isinstance(part, TextPart) and _is_refusal(part):
             refusals.append(part.text)
-        elif isinstance(part, TextPart):
-            texts.append(part.text)
-        elif isinstance(part, FilePart):
-            texts.append(file_mention(part))
-        elif isinstance(part, ReasoningPart | NativePart):
-            text = foreign_text(part)
-            if text:
-                texts.append(text)
+        elif (text := as_text(part)) is not None:
+            texts.append(text)
     calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
     refusal = "\n\n".join(refusals) if refusals else None
     if not texts and not calls and refusal is None:

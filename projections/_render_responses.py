@@ -49,7 +49,6 @@ from events import (
     OPENAI_RESPONSES,
     FilePart,
     NativePart,
-    ReasoningPart,
     TextPart,
     ToolCallPart,
 )
@@ -57,6 +56,7 @@ from projections._live import LiveMessage, LivePart, LiveToolResult
 from projections._render import (
     JsonDict,
     api_messages,
+    as_text,
     data_url,
     file_mention,
     foreign_text,
@@ -113,15 +113,8 @@ def _assistant_items(parts: Sequence[LivePart], custom_calls: set[str]) -> list[
         elif isinstance(part, ToolCallPart):
             flush()
             items.append(_foreign_call(part, custom_calls))
-        elif isinstance(part, TextPart):
-            if part.text:
-                texts.append(part.text)
-        elif isinstance(part, FilePart):
-            texts.append(file_mention(part))
-        elif isinstance(part, ReasoningPart | NativePart):
-            text = foreign_text(part)
-            if text:
-                texts.append(text)
+        elif text := as_text(part):
+            texts.append(text)
     flush()
     while items and items[-1].get("type") == "reasoning":
         items.pop()  # nothing of its response follows it: the API would refuse it
