@@ -93,7 +93,8 @@ def make_engine(
     try:
         parsed = sa.make_url(url)
     except sa.exc.ArgumentError:
-        raise DatabaseUnavailable(f"not a database URL: {url!r}") from None
+        hint = f" (a SQLite file is sqlite:///{url})" if "://" not in url and url else ""
+        raise DatabaseUnavailable(f"not a database URL: {url!r}{hint}") from None
     if parsed.get_backend_name() != "sqlite":
         try:
             engine = sa.create_engine(parsed, pool_pre_ping=True, json_serializer=serialize_json)

@@ -363,7 +363,7 @@ def verify(
         checkpoint = Checkpoint.of(reports)
         _write_lines(checkpoint_file, [checkpoint.dumps()])
         click.echo(
-            f"wrote the heads of {len(checkpoint.heads)} sessions to {checkpoint_file}", err=True
+            f"wrote the heads of {_sessions(len(checkpoint.heads))} to {checkpoint_file}", err=True
         )
     return 0 if all(r.ok for r in reports) else 1
 
@@ -398,6 +398,10 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
         return
     count = _write_lines(output, lines)
     click.echo(f"wrote {count} events of {session_id} to {output}", err=True)
+
+
+def _sessions(count: int) -> str:
+    return f"{count} session" if count == 1 else f"{count} sessions"
 
 
 def _check_folder(output: Path) -> None:

@@ -255,7 +255,7 @@ def test_verify_writes_a_checkpoint_and_proves_history_against_it(cli: Cli, tmp_
     heads = tmp_path / "heads.json"
     wrote = cli("verify", "--all", "--checkpoint", str(heads))
     assert (wrote.code, wrote.out) == (0, "s1: ok (10 events)\n")
-    assert wrote.err == f"wrote the heads of 1 sessions to {heads}\n"
+    assert wrote.err == f"wrote the heads of 1 session to {heads}\n"
     assert [h["seq"] for h in json.loads(heads.read_text())["heads"]] == [10]
     assert cli("verify", "--all", "--against", str(heads)).code == 0
     assert cli("verify", "s1", "--against", str(heads)).code == 0

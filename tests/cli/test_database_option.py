@@ -243,3 +243,18 @@ def test_export_to_a_missing_folder_is_one_line_and_leaves_nothing(
         f"cannot write {target}: no folder {target.parent}",
     )
     assert files_of(tmp_path) == before
+
+
+def test_a_bare_path_as_db_says_how_to_write_it_as_a_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    code = main(["--db", "typo.db", "ls"])
+
+    err = capsys.readouterr().err
+    assert (code, err) == (
+        1,
+        "sessionstore: error: not a database URL: 'typo.db' (a SQLite file is sqlite:///typo.db)\n",
+    )
+    assert list(tmp_path.iterdir()) == []
