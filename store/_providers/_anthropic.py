@@ -37,7 +37,7 @@ from events import (
     ToolCallPart,
     Usage,
 )
-from store._providers._sdk import arguments_text, as_json, count, field
+from store._providers._sdk import arguments_text, as_json, assistant_message, count, field
 
 WHAT = "an Anthropic message"
 
@@ -45,20 +45,12 @@ WHAT = "an Anthropic message"
 def anthropic_message(response: object) -> Message:
     data = as_json(response, WHAT)
     if data.get("role", "assistant") != "assistant":
-        raise_role(data)
+        role = str(data.get("role"))[:40]
+        raise InvalidArgument(f"{WHAT} has role {role!r}, not 'assistant'")
     blocks = field(data, "content", list, WHAT)
     parts: list[Part] = [anthropic_part(block) for block in blocks]
     envelope = {key: value for key, value in data.items() if key != "content"}
-    return Message(
-        role="assistant",
-        parts=tuple(parts) or (TextPart(text=""),),
-        usage=_usage(data.get("usage")),
-        native=Native(api=ANTHROPIC, value=envelope),
-    )
-
-
-def raise_role(data: dict[str, Any]) -> None:
-    raise InvalidArgument(f"{WHAT} has role {str(data.get('role'))[:40]!r}, not 'assistant'")
+    return assistant_message(ANTHROPIC, parts, _usage(data.get("usage")), envelope)
 
 
 def anthropic_part(block: Any) -> Part:

@@ -26,7 +26,7 @@ from events import (
     ToolCallPart,
     Usage,
 )
-from store._providers._sdk import as_json, count, field
+from store._providers._sdk import as_json, assistant_message, count, field
 
 WHAT = "a Chat Completions message"
 
@@ -59,12 +59,7 @@ def chat_message(completion: object) -> Message:
     envelope.update(
         {k: v for k, v in message.items() if k not in ("content", "refusal", "tool_calls")}
     )
-    return Message(
-        role="assistant",
-        parts=tuple(parts) or (TextPart(text=""),),
-        usage=usage,
-        native=Native(api=OPENAI_CHAT, value=envelope),
-    )
+    return assistant_message(OPENAI_CHAT, parts, usage, envelope)
 
 
 def refusal_part(refusal: str) -> TextPart:

@@ -43,7 +43,7 @@ from events import (
     ToolCallPart,
     Usage,
 )
-from store._providers._sdk import as_json, count, field
+from store._providers._sdk import as_json, assistant_message, count, field
 
 WHAT = "a Responses API response"
 
@@ -71,12 +71,7 @@ def responses_message(response: object) -> Message:
     }
     parts = [_part(item, answered) for item in items]
     envelope = {key: value for key, value in data.items() if key not in ("output", *REQUEST_ECHO)}
-    return Message(
-        role="assistant",
-        parts=tuple(parts) or (TextPart(text=""),),
-        usage=_usage(data.get("usage")),
-        native=Native(api=OPENAI_RESPONSES, value=envelope),
-    )
+    return assistant_message(OPENAI_RESPONSES, parts, _usage(data.get("usage")), envelope)
 
 
 def _part(item: dict[str, Any], answered: set[tuple[str, str]]) -> Part:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from events import InvalidArgument
+from events import InvalidArgument, Message, Native, Part, TextPart, Usage
 from events._arguments import described
 
 
@@ -50,3 +51,17 @@ def count(value: object) -> int:
 def arguments_text(value: object) -> str:
     """A tool input object as JSON text, in the order the provider gave its keys."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def assistant_message(
+    api: str, parts: Sequence[Part], usage: Usage | None, envelope: dict[str, Any]
+) -> Message:
+    """The assistant message of one response: its parts (one empty text part when the model
+    said nothing, as a message holds at least one), its usage, and what is left of the
+    response without its content (`envelope`) as the message's `native`."""
+    return Message(
+        role="assistant",
+        parts=tuple(parts) or (TextPart(text=""),),
+        usage=usage,
+        native=Native(api=api, value=envelope),
+    )
