@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -51,10 +51,22 @@ class LoadedFold:
 
 
 def seq_at_time(conn: sa.Connection, session_id: str, moment: datetime) -> int:
-    """The last seq recorded at or before `moment`."""
-    if moment.tzinfo is None:
+    """The last seq recorded at or before `moment`, any aware datetime: one whose UTC time
+    falls outside years 1 to 9999 (`datetime.min` east of Greenwich, say) is before or after
+    every event."""
+    offset = moment.utcoffset()
+    if offset is None:
         raise InvalidReplayPoint("at= needs a timezone-aware datetime (the store keeps UTC)")
-    moment = moment.astimezone(UTC)  # SQLite compares the stored UTC text, offsets ignored
+    try:
+        utc = moment.astimezone(UTC)  # SQLite compares the stored UTC text, offsets ignored
+    except OverflowError:
+        if offset > timedelta(0):
+            head_seq(conn, session_id)  # UnknownSession first
+            raise InvalidReplayPoint(
+                f"session {session_id!r} had not started at {moment.isoformat()}"
+            ) from None
+        return head_seq(conn, session_id)
+    moment = utc
     seq = conn.execute(
         sa.select(sa.func.max(events.c.seq)).where(
             events.c.session_id == session_id, events.c.recorded_at <= moment

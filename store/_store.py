@@ -7,7 +7,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Literal, get_args
 
@@ -311,7 +311,7 @@ class SessionStore:
         with self._database_errors(), self._engine.connect() as conn:
             head = head_seq(conn, session_id)
             if isinstance(at, datetime):
-                seq = _seq_at_time(conn, session_id, at, head)
+                seq = seq_at_time(conn, session_id, at)
             elif isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= head:
                 seq = at
             else:
@@ -598,19 +598,3 @@ class SessionStore:
             raise
         except sa.exc.DBAPIError as exc:
             raise unavailable(self._engine.url, exc) from exc
-
-
-def _seq_at_time(conn: sa.Connection, session_id: str, moment: datetime, head: int) -> int:
-    """`seq_at_time`, for any aware datetime: one whose UTC time falls outside years 1 to 9999
-    (`datetime.min` east of Greenwich, say) is before or after every event."""
-    offset = moment.utcoffset() if moment.tzinfo is not None else None
-    if offset is not None:
-        try:
-            moment.astimezone(UTC)
-        except OverflowError:
-            if offset > timedelta(0):
-                raise InvalidReplayPoint(
-                    f"session {session_id!r} had not started at {moment.isoformat()}"
-                ) from None
-            return head
-    return seq_at_time(conn, session_id, moment)
