@@ -79,7 +79,7 @@ def test_a_statement_timeout_in_the_url_ends_a_long_wait_too(backend: Backend) -
     """`busy_timeout_ms` bounds lock waits; a cap on every statement is the server's own
     `statement_timeout`, passed in the URL's `options` like any other setting."""
     url = sa.make_url(backend.url)
-    options = f"{url.query['options']} -cstatement_timeout=300"
+    options = f"{url.query['options']} -cstatement_timeout=2000"
     with_timeout = url.update_query_dict({"options": options}).render_as_string(hide_password=False)
     with SessionStore(with_timeout, busy_timeout_ms=60_000) as store:
         session = store.create_session(model="m")
