@@ -1,28 +1,30 @@
 """sessionstore against the SQLite session stores of other agent frameworks:
-`python -m bench [--quick] [--runs N] [--out bench/results.json]`.
+`python -m bench [--quick] [--runs N] [--out bench/results.json] [--only NAME ...]`.
 
 Installs nothing: peers come from the optional extra `bench` (pip install -e '.[bench]'); one
 that is missing shows as "n/a: not installed" in its column. Every store gets the same message
 mix (`bench.mix`), its own SQLite files in one temporary folder (one disk for all), and the
 same workloads (`bench.workloads`); the table (medians of the runs, the ratio to the best peer
 per row) is printed and written, with every sample, to the JSON file.
+
+Then the storage rows of `bench.storage` run (sessionstore and `SQLiteSession` interleaved in
+one process, with raw sqlite3/psycopg baselines; `--only storage` runs just those, `--only`
+without `storage` skips them): their table is printed under the first and written to the same
+JSON file under `"storage"`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import sqlite3
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from bench import mix
+from bench import mix, storage
 from bench.peers import load_stores
-from bench.report import markdown, summarize, write_json
+from bench.report import machine, markdown, summarize, write_json
+from bench.storage_table import markdown as storage_markdown
 from bench.workloads import Config, Results, growth_run, managed_run, multi_run, single_run
 
 QUICK = Config(
@@ -37,31 +39,14 @@ QUICK = Config(
 )
 
 
-def machine() -> dict[str, Any]:
-    """What the figures were measured on."""
-    model = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "platform": platform.platform(),
-    }
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, about 3 minutes")
     parser.add_argument("--runs", type=int, help="runs of the append workloads (median taken)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results.json")
-    parser.add_argument("--only", nargs="+", help="store names to run (default: all)")
+    parser.add_argument(
+        "--only", nargs="+", help="store names to run, and/or `storage` (default: all)"
+    )
     parser.add_argument("--max-events", type=int, help="grow sessions up to this size only")
     parser.add_argument(
         "--peer-max", type=int, help="grow the peers' sessions only this far (a reduced run)"
@@ -105,8 +90,14 @@ def main(argv: list[str] | None = None) -> None:
             seconds = time.perf_counter() - began
             results.extra.setdefault("seconds", {})[store.name] = seconds
             log(f"{store.name}: done in {seconds:.0f} s")
+        report = None
+        storage_cfg = storage.config(args.quick)
+        if args.only is None or "storage" in args.only:
+            report = storage.run(storage_cfg, folder / "storage", log)
     table = summarize(results, stores, cfg)
-    text = markdown(table, stores)
+    text = markdown(table, stores) if stores else ""
+    if report is not None:
+        text = (text + "\n\n" if text else "") + storage_markdown(report.rows)
     print(text)
     write_json(
         args.out,
@@ -120,6 +111,7 @@ def main(argv: list[str] | None = None) -> None:
             },
             "table": table,
             "extra": results.extra,
+            "storage": report.as_json(storage_cfg) if report else None,
             "total_seconds": time.perf_counter() - started,
             "markdown": text,
         },

@@ -179,6 +179,26 @@ def messages(count: int, seed: int = SEED) -> Iterator[Msg]:
         produced += 1
 
 
+def long_output(size: int, seed: int = SEED) -> str:
+    """`size` bytes (ASCII) of numbered log lines that never repeat, as a whole build or test
+    log a tool might return: random words, not a loop over one corpus, so a compressor with a
+    long window (zstd) cannot shrink it to the corpus and flatter a store that compresses."""
+    rng = random.Random(seed)
+    chunks: list[str] = []
+    total = 0
+    line = 0
+    while total < size:
+        words = rng.choices(_WORDS, k=12 * 10_000)
+        lines = []
+        for start in range(0, len(words), 12):
+            line += 1
+            lines.append(f"{line:>8}: " + " ".join(words[start : start + 12]) + "\n")
+        chunk = "".join(lines)
+        chunks.append(chunk)
+        total += len(chunk)
+    return "".join(chunks)[:size]
+
+
 def describe(sample: int = 10_000) -> dict[str, float]:
     """Counts and sizes of the first `sample` messages, for the report."""
     msgs = list(messages(sample))

@@ -45,6 +45,7 @@ from events._messages import (
 from events._payloads import (
     CompactionReason,
     CompressionChanged,
+    ContentRedacted,
     ContextCompacted,
     EventPayload,
     MessageAppended,
@@ -69,6 +70,7 @@ __all__ = [
     "CompactionReason",
     "CompressionChanged",
     "CompressionConfig",
+    "ContentRedacted",
     "ContextCompacted",
     "Direction",
     "EventPayload",

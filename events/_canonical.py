@@ -55,7 +55,7 @@ def check_json_value(value: Any, path: str = "$") -> None:
 def _check(value: Any, path: str, depth: int) -> bool:
     """`check_json_value` at nesting `depth`; whether `value` holds a `-0.0` somewhere."""
     if isinstance(value, str):
-        _check_text(value, path)
+        check_text(value, path)
     elif isinstance(value, bool) or value is None:
         return False
     elif isinstance(value, int):
@@ -77,7 +77,7 @@ def _check(value: Any, path: str, depth: int) -> bool:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidEvent(f"{path}: object keys must be strings, got {key!r}")
-            _check_text(key, f"{path}.<key>")
+            check_text(key, f"{path}.<key>")
             negative_zero = _check(item, f"{path}.{key}", depth + 1) or negative_zero
         return negative_zero
     elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
@@ -106,7 +106,8 @@ def _digits(value: int) -> int:
     return digits
 
 
-def _check_text(text: str, path: str) -> None:
+def check_text(text: str, path: str) -> None:
+    """`InvalidEvent` for text no backend stores as sent: a NUL, or a lone surrogate."""
     if "\x00" in text:
         raise InvalidEvent(f"{path}: text contains a NUL character (\\x00)")
     try:

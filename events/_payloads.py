@@ -68,10 +68,15 @@ class OutputsPruned(Payload):
 
 
 class OutputsRestored(Payload):
-    """Pruned or truncated outputs whose originals return to the live context."""
+    """Pruned or truncated outputs whose originals return to the live context.
+    `output_tokens` holds the count of each truncated original, taken when it was restored
+    (an append counts only what the model is shown)."""
 
     type: Literal["OutputsRestored"] = "OutputsRestored"
     part_ids: PartIds
+    output_tokens: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict, exclude_if=lambda value: not value
+    )
 
 
 class ContextCompacted(Payload):
@@ -93,6 +98,27 @@ class MessagesReverted(Payload):
     type: Literal["MessagesReverted"] = "MessagesReverted"
     after_message_id: str = Field(min_length=1)
     reverted_message_ids: tuple[str, ...]
+
+
+class ContentRedacted(Payload):
+    """Content removed from the store for good (a leaked secret, a user's request to delete):
+    the bodies `digests` of the parts `part_ids` are deleted. The events and their hashes stay,
+    so every chain still verifies; replays, renders and exports show `[redacted: <reason>]`
+    where the content was, and no restore brings it back. Every part of the session whose
+    content is one of `digests` is named, so the live context and a replay agree."""
+
+    type: Literal["ContentRedacted"] = "ContentRedacted"
+    part_ids: PartIds
+    digests: tuple[Annotated[str, Field(pattern="^[0-9a-f]{64}$")], ...] = Field(min_length=1)
+    reason: str = Field(min_length=1, max_length=500)
+
+    @property
+    def placeholder(self) -> str:
+        return redaction_placeholder(self.reason)
+
+
+def redaction_placeholder(reason: str) -> str:
+    return f"[redacted: {reason}]"
 
 
 class CompressionChanged(Payload):
@@ -123,7 +149,8 @@ EventPayload = Annotated[
     | MessagesReverted
     | MessagePinned
     | MessageUnpinned
-    | CompressionChanged,
+    | CompressionChanged
+    | ContentRedacted,
     Field(discriminator="type"),
 ]
 
@@ -137,4 +164,5 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     MessagePinned,
     MessageUnpinned,
     CompressionChanged,
+    ContentRedacted,
 )

@@ -7,8 +7,9 @@ import logging.config
 
 from alembic import context
 
-from store._engine import WRITE, make_engine, resolve_url
+from store._backends import open_recorder, resolve_url
 from store._schema import metadata
+from store._sql import WRITE
 
 config = context.config
 target_metadata = metadata
@@ -34,7 +35,7 @@ def run_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = make_engine(resolve_url(config.get_main_option("sqlalchemy.url")))
+    engine = open_recorder(resolve_url(config.get_main_option("sqlalchemy.url"))).engine
     with engine.connect().execution_options(**{WRITE: True}) as own_connection:
         context.configure(connection=own_connection, target_metadata=target_metadata)
         with context.begin_transaction():

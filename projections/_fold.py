@@ -13,7 +13,7 @@ hand, or by a buggy client through the raw `append`) changes nothing for that id
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from events import (
     GENESIS_HASH,
     CompressionChanged,
+    ContentRedacted,
     ContextCompacted,
     Message,
     MessageAppended,
@@ -36,6 +37,7 @@ from events import (
     ToolResultPart,
     format_timestamp,
 )
+from events._redaction import redacted
 from projections._live import (
     LiveMessage,
     LivePart,
@@ -98,7 +100,8 @@ class ContextFold:
     _entries: dict[str, _Entry] = field(default_factory=dict)
     _result_owner: dict[str, str] = field(default_factory=dict)
     _pruned: dict[str, PruneMark] = field(default_factory=dict)
-    _restored: set[str] = field(default_factory=set)
+    _restored: dict[str, int | None] = field(default_factory=dict)
+    """Restored parts, with their originals' token counts when the restore recorded them."""
     _calls: dict[str, ToolCallPart] = field(default_factory=dict)  # live calls by call_id
     _answers: dict[str, int] = field(default_factory=dict)  # live results per call_id
     usage_base: tuple[int, int] | None = None
@@ -130,7 +133,7 @@ class ContextFold:
         elif isinstance(payload, OutputsPruned):
             change = self._prune(payload, event.recorded_at)
         elif isinstance(payload, OutputsRestored):
-            change = self._restore(payload.part_ids)
+            change = self._restore(payload.part_ids, payload.output_tokens)
         elif isinstance(payload, ContextCompacted):
             change = self._compact(payload, (event.session_id, event.seq))
         elif isinstance(payload, MessagesReverted):
@@ -146,6 +149,8 @@ class ContextFold:
             self.pinned.discard(payload.message_id)
             if payload.message_id in self._entries:
                 self._entries[payload.message_id].shown = None
+        elif isinstance(payload, ContentRedacted):
+            self._redact(frozenset(payload.part_ids), payload.placeholder)
         if isinstance(payload, ContextCompacted):
             self.last_compaction = (event.seq, self.tokens)
         if change.removed or change.pruned or change.restored:
@@ -155,6 +160,22 @@ class ContextFold:
         self.hash = event.hash
         self.time = event.recorded_at
         return change
+
+    def _redact(self, part_ids: frozenset[str], placeholder: str) -> None:
+        """The parts' content becomes the placeholder. Counted sizes stay; a part stored
+        without a count is estimated from what it shows now, as a replay (which reads the
+        placeholder from the start) estimates it."""
+        for entry in self._entries.values():
+            message = redacted(entry.message, part_ids, placeholder)
+            if message is entry.message:
+                continue
+            entry.message = message
+            self._recount(entry)  # a part counted by estimate now shows the placeholder
+            for part in message.parts:
+                if not isinstance(part, ToolCallPart) or part.id not in part_ids:
+                    continue
+                if part.call_id in self._calls:
+                    self._calls[part.call_id] = part
 
     def _add(self, message: Message, ref: EventRef, *, summary: bool = False) -> Change:
         if message.id in self._entries:
@@ -178,7 +199,7 @@ class ContextFold:
             if isinstance(part, ToolResultPart):
                 self._result_owner.pop(part.id, None)
                 self._pruned.pop(part.id, None)
-                self._restored.discard(part.id)
+                self._restored.pop(part.id, None)
                 self._answers[part.call_id] -= 1
                 if not self._answers[part.call_id]:
                     del self._answers[part.call_id]
@@ -195,18 +216,18 @@ class ContextFold:
             if tokens is None:
                 tokens = estimate_tokens(placeholder)
             self._pruned[part_id] = PruneMark(placeholder, tokens, at, payload.reason)
-            self._restored.discard(part_id)
+            self._restored.pop(part_id, None)
             pruned.append(part_id)
         self._recount_parts(pruned)
         return Change(pruned=tuple(pruned))
 
-    def _restore(self, part_ids: tuple[str, ...]) -> Change:
+    def _restore(self, part_ids: tuple[str, ...], counted: Mapping[str, int]) -> Change:
         restored = []
         for part_id in dict.fromkeys(part_ids):
             if not self.is_restorable(part_id):
                 continue  # already shown in full: nothing to restore
             self._pruned.pop(part_id, None)
-            self._restored.add(part_id)
+            self._restored[part_id] = counted.get(part_id)
             restored.append(part_id)
         self._recount_parts(restored)
         return Change(restored=tuple(restored))
@@ -255,7 +276,8 @@ class ContextFold:
         if mark is not None:
             return mark.tokens
         if part.id in self._restored:
-            return original_result_tokens(part)
+            counted = self._restored[part.id]
+            return counted if counted is not None else original_result_tokens(part)
         return shown_result_tokens(part)
 
     # reading the state
@@ -354,10 +376,11 @@ class ContextFold:
         }
         if restore_pruned or part.id in self._restored:
             cut = mark is not None or part.truncation is not None or part.id in self._restored
+            counted = self._restored.get(part.id)
             return LiveToolResult(
                 **common,
                 output=part.output,
-                tokens=original_result_tokens(part),
+                tokens=counted if counted is not None else original_result_tokens(part),
                 status="restored" if cut else "original",
                 blocks=part.blocks,
             )
@@ -401,6 +424,7 @@ class ContextFold:
                 for part_id, mark in self._pruned.items()
             },
             "restored": sorted(self._restored),
+            **self._restored_counts(),
             "pinned": sorted(self.pinned),
             "tokens": self.tokens,
             "usage_base": list(self.usage_base) if self.usage_base else None,
@@ -408,6 +432,12 @@ class ContextFold:
         }
         state["digest"] = snapshot_digest(state)
         return state
+
+    def _restored_counts(self) -> dict[str, Any]:
+        """The originals' counts restores recorded; absent when none did, so snapshots of
+        sessions without one read as they were written before counts were recorded."""
+        counts = {p: n for p, n in sorted(self._restored.items()) if n is not None}
+        return {"restored_tokens": counts} if counts else {}
 
     @staticmethod
     def snapshot_refs(state: SnapshotState) -> list[tuple[EventRef, bool]]:
@@ -430,7 +460,10 @@ class ContextFold:
             part_id: PruneMark(placeholder, tokens, datetime.fromisoformat(at), reason)
             for part_id, (placeholder, tokens, at, reason) in state.pruned.items()
         }
-        fold._restored = set(state.restored)
+        fold._restored = dict.fromkeys(state.restored)
+        fold._restored.update(
+            (p, n) for p, n in state.restored_tokens.items() if p in fold._restored
+        )
         for message_id, s, seq, summary in state.entries:
             ref = (state.sessions[s], seq)
             message = messages[ref]

@@ -45,6 +45,7 @@ class SnapshotState(BaseModel):
     entries: list[tuple[Id, Count, Seq, Literal[0, 1]]]
     pruned: dict[str, tuple[str, Count, str, str]]
     restored: list[str]
+    restored_tokens: dict[str, Count] = {}
     pinned: list[str]
     tokens: Count
     usage_base: tuple[Count, int] | None

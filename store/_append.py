@@ -1,43 +1,42 @@
 """The append path: validate everything first, then one short write transaction.
 
-Optimistic concurrency: the transaction reads the session head and moves it with
-`UPDATE sessions ... WHERE head_seq = <head read>`; zero rows means another writer won. The
-unique `(session_id, seq)` key is the backstop. Idempotency is decided only when something
-collides (a stale version or a unique-key violation): the batch's `event_id`s are looked up
-and, when all are stored with identical content, the stored events are returned instead of
-an error. The common path is therefore one SELECT, one UPDATE (or INSERT) and one INSERT; a
-`Session`, whose fold knows the head, skips the SELECT (and on SQLite runs the transaction on
-the sqlite3 connection itself).
+Optimistic concurrency: the head is read, the batch is chained after it, and the recorder
+writes it only if the head is still where it was (`UPDATE sessions ... WHERE head_seq = <head
+read>`, or the `sessions` row's key for a new session); otherwise nothing is written
+(`LostRace`). The unique `(session_id, seq)` key is the backstop. Idempotency is decided only
+when something collides (a stale version or a lost race): the batch's `event_id`s are looked
+up and, when all are stored with identical content, the stored events are returned instead of
+an error. The common path is one read of the head and one write; a `Session`, whose fold knows
+the head, skips the read.
 """
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-import weakref
+import json
+import random
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
-import sqlalchemy as sa
 from pydantic import BaseModel
-from sqlalchemy.engine import Engine
 
 from events import (
     GENESIS_HASH,
     ChainLink,
+    ContentRedacted,
     InvalidEvent,
     NewEvent,
     Payload,
     RecordedEvent,
     SessionStarted,
     canonical_json,
-    encode_payload,
     event_hash,
 )
 from events._arguments import brief
-from store._engine import WRITE, EncodedJson, driver_error
+from events._bodies import Body, split_bodies
+from store._bodies import decode_stored, pack_all
 from store._errors import (
     ConcurrencyError,
     IdempotencyError,
@@ -45,23 +44,25 @@ from store._errors import (
     PayloadTooLarge,
     UnknownSession,
 )
-from store._rows import EVENT_ROW, as_utc, recorded_event
-from store._schema import SESSION_ID_LENGTH, events, sessions
+from store._recorder import EventRow, Head, LostRace, NewSession, Recorder
+from store._schema import SESSION_ID_LENGTH
 
 EventLike = NewEvent | Payload | Mapping[str, Any]
 Clock = Callable[[], datetime]
 
-_ANY_VERSION_ATTEMPTS = 20
+_ANY_VERSION_ATTEMPTS = 50
 """With `expected_version=None` a lost race is retried on the new head this many times."""
 
 
 @dataclass(frozen=True, slots=True)
 class Encoded:
-    """An event checked and encoded for the log: its stored JSON object and canonical bytes."""
+    """An event checked and encoded for the log: its stored JSON object and canonical bytes
+    (content replaced by references to `bodies`: see `events._bodies`)."""
 
     event: NewEvent
     data: Mapping[str, Any]
     payload_json: bytes
+    bodies: tuple[Body, ...] = ()
 
     @property
     def type(self) -> str:
@@ -70,41 +71,6 @@ class Encoded:
     @property
     def schema_version(self) -> int:
         return self.event.payload.schema_version
-
-
-# The hot path's statements, built once: SQLAlchemy memoizes a statement's cache key on the
-# object, so reusing it skips compiling and keying a fresh statement on every append.
-_READ_HEAD = sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
-    sessions.c.id == sa.bindparam("session_id")
-)
-_HEAD_SEQ = sa.select(sessions.c.head_seq).where(sessions.c.id == sa.bindparam("session_id"))
-_MOVE_HEAD = (
-    sessions.update()
-    .where(
-        sessions.c.id == sa.bindparam("session_id"),
-        sessions.c.head_seq == sa.bindparam("read_seq"),
-    )
-    .values(
-        head_seq=sa.bindparam("new_seq"),
-        head_hash=sa.bindparam("new_hash"),
-        updated_at=sa.bindparam("new_time"),
-    )
-)
-_INSERT_EVENTS = events.insert().returning(events.c.position, sort_by_parameter_order=True)
-
-
-class KnownHead(NamedTuple):
-    """A session's head as a writer's fold already knows it (seq, hash, time of its last event):
-    appending after it needs no read of the head, since the guarded UPDATE still catches a
-    writer that moved it meanwhile."""
-
-    head_seq: int
-    head_hash: str
-    updated_at: datetime
-
-
-class _LostRace(Exception):
-    """The head moved between our read and our write."""
 
 
 def check_session_id(session_id: object) -> str:
@@ -128,10 +94,7 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[Enc
     for item in batch:
         event = item if isinstance(item, NewEvent) else NewEvent(item)
         check_text_size((event.payload,), max_payload_bytes, event.type)  # before copying it
-        data, payload_json = encode_payload(event.payload)
-        if len(payload_json) > max_payload_bytes:
-            raise PayloadTooLarge(len(payload_json), max_payload_bytes, event.type)
-        encoded.append(Encoded(event, data, payload_json))
+        encoded.append(encode_event(event, max_payload_bytes))
     ids = [item.event.event_id for item in encoded]
     if len(set(ids)) != len(ids):
         raise InvalidEvent("a batch holds the same event_id twice")
@@ -139,6 +102,19 @@ def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[Enc
     if starts and starts != [0]:
         raise InvalidEvent("SessionStarted can only be the first event of a batch")
     return encoded
+
+
+def encode_event(event: NewEvent, max_payload_bytes: int) -> Encoded:
+    """One event's stored JSON, its content split off into bodies. Its size is the JSON's
+    bytes plus its bodies' (each body once): at most `max_payload_bytes`."""
+    data = event.payload.model_dump(mode="json", exclude={"type"})
+    skeleton, bodies = split_bodies(event.type, data)
+    payload_json = canonical_json(skeleton)
+    unique = {body.digest: body.size for body in bodies}
+    size = len(payload_json) + sum(unique.values())
+    if size > max_payload_bytes:
+        raise PayloadTooLarge(size, max_payload_bytes, event.type)
+    return Encoded(event, skeleton, payload_json, tuple(bodies))
 
 
 _SLICE = 1 << 20
@@ -211,174 +187,101 @@ def _utf8_size(text: str) -> int:
 
 
 def append(
-    engine: Engine,
+    recorder: Recorder,
     session_id: str,
     batch: list[Encoded],
     expected_version: int | None,
     clock: Clock,
-    known_head: KnownHead | None = None,
+    known_head: Head | None = None,
 ) -> list[RecordedEvent]:
-    """Append `batch` after the session's head, atomically; see the module docstring."""
-    if (
-        known_head is not None
-        and expected_version == known_head.head_seq
-        and engine.dialect.name == "sqlite"
-        and batch[0].type != "SessionStarted"
-    ):
-        try:
-            return _append_known_head_sqlite(engine, session_id, batch, known_head, clock)
-        except _LostRace:
-            pass  # another writer moved the head: the general path reads it and says so
-    for _ in range(_ANY_VERSION_ATTEMPTS):
-        try:
-            with engine.connect().execution_options(**{WRITE: True}) as conn, conn.begin():
-                return _append_once(conn, session_id, batch, expected_version, clock, known_head)
-        except (sa.exc.IntegrityError, _LostRace):
-            with engine.connect() as conn:
-                stored = _already_stored(conn, session_id, batch)
-                if stored is not None:
-                    return stored
-                if expected_version is not None:
-                    raise ConcurrencyError(
-                        session_id, expected_version, head_seq(conn, session_id)
-                    ) from None
-    raise ConcurrencyError(session_id, -1, -1)  # pragma: no cover - needs 20 lost races in a row
-
-
-def _append_known_head_sqlite(
-    engine: Engine, session_id: str, batch: list[Encoded], head: KnownHead, clock: Clock
-) -> list[RecordedEvent]:
-    """A `Session`'s append on SQLite, whose fold knows the head: nothing to read, so the whole
-    transaction runs on the sqlite3 connection. SQLAlchemy's Connection and transaction objects
-    were a quarter of such an append (about 90 of 375 us); the writes are the same either way."""
-    pooled = engine.raw_connection()
-    try:
-        driver: sqlite3.Connection = pooled.driver_connection  # type: ignore[assignment]
-        try:
-            driver.execute("BEGIN IMMEDIATE")
-            recorded = _write_after(
-                session_id,
-                batch,
-                head,
-                clock,
-                lambda move, rows: _sqlite_writes(engine.dialect).write(driver, move, rows),
-            )
-            driver.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                driver.execute("ROLLBACK")
-            raise
-    except sqlite3.Error as exc:  # locked past the busy timeout, read-only, full, not a database
-        raise driver_error("append", exc) from exc
-    finally:
-        pooled.close()
-    return recorded
-
-
-def _append_once(
-    conn: sa.Connection,
-    session_id: str,
-    batch: list[Encoded],
-    expected_version: int | None,
-    clock: Clock,
-    known_head: KnownHead | None = None,
-) -> list[RecordedEvent]:
-    head: Any = known_head
-    if head is None or expected_version != known_head.head_seq:  # type: ignore[union-attr]
-        head = conn.execute(_READ_HEAD, {"session_id": session_id}).first()
-    head_seq = head.head_seq if head is not None else 0
-    if expected_version is not None and expected_version != head_seq:
-        stored = _already_stored(conn, session_id, batch)
-        if stored is not None:
-            return stored
+    """Append `batch` after the session's head, atomically; see the module docstring.
+    `known_head` is the head as the caller's fold knows it, used when it is the one expected."""
+    head = known_head if known_head is not None and expected_version == known_head.seq else None
+    bodies = pack_all(body for item in batch for body in item.bodies)  # once, before any I/O
+    for attempt in range(_ANY_VERSION_ATTEMPTS):
         if head is None:
-            raise UnknownSession(session_id)
-        raise ConcurrencyError(session_id, expected_version, head_seq)
-    _check_session_start(conn, session_id, batch, is_new=head is None)
-
-    def write(move: dict[str, Any] | None, rows: list[dict[str, Any]]) -> list[int]:
-        if move is None:  # a new session: its row first
-            started = batch[0].event.payload
-            assert isinstance(started, SessionStarted)
-            conn.execute(
-                sessions.insert().values(
-                    id=session_id,
-                    title=started.title,
-                    head_seq=len(batch),
-                    head_hash=rows[-1]["hash"],
-                    parent_id=started.parent_session_id,
-                    parent_seq=started.parent_seq,
-                    created_at=rows[0]["recorded_at"],
-                    updated_at=rows[0]["recorded_at"],
-                )
+            head = recorder.head(session_id)
+        seq = head.seq if head is not None else 0
+        if expected_version is not None and expected_version != seq:
+            stored = _already_stored(recorder, session_id, batch)
+            if stored is not None:
+                return stored
+            if head is None:
+                raise UnknownSession(session_id)
+            raise ConcurrencyError(session_id, expected_version, seq)
+        new = _session_start(recorder, session_id, batch, head)
+        links = _links_after(session_id, batch, head, clock)
+        rows = [
+            event_row(session_id, link, item.payload_json)
+            for link, item in zip(links, batch, strict=True)
+        ]
+        try:
+            positions = recorder.write(session_id, head, rows, new, bodies, forget(batch))
+        except LostRace:
+            stored = _already_stored(recorder, session_id, batch)
+            if stored is not None:
+                return stored
+            if expected_version is not None:
+                actual = recorder.head(session_id)
+                raise ConcurrencyError(
+                    session_id, expected_version, actual.seq if actual is not None else 0
+                ) from None
+            head = None
+            time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))  # let the winner finish
+            continue
+        return [
+            RecordedEvent(
+                position=position,
+                session_id=session_id,
+                seq=link.seq,
+                event_id=link.event_id,
+                type=link.type,
+                schema_version=link.schema_version,
+                recorded_at=link.recorded_at,
+                prev_hash=link.prev_hash,
+                hash=link.hash,
+                payload=item.event.payload,
             )
-        if conn.dialect.name == "sqlite":
-            driver: Any = conn.connection.driver_connection
-            return _sqlite_writes(conn.dialect).write(driver, move, rows)
-        if move is not None and conn.execute(_MOVE_HEAD, move).rowcount != 1:
-            raise _LostRace
-        return list(conn.execute(_INSERT_EVENTS, rows).scalars())
-
-    return _write_after(session_id, batch, head, clock, write)
+            for link, item, position in zip(links, batch, positions, strict=True)
+        ]
+    raise ConcurrencyError(session_id, -1, -1)  # pragma: no cover - needs 50 lost races in a row
 
 
-Write = Callable[[dict[str, Any] | None, list[dict[str, Any]]], list[int]]
-"""Writes the rows of a batch and moves the head (`None`: a new session); gives positions."""
-
-
-def _write_after(
-    session_id: str, batch: list[Encoded], head: Any, clock: Clock, write: Write
-) -> list[RecordedEvent]:
-    """Chain `batch` after `head` (`None` for a new session) and write it with `write`."""
-    now = clock().astimezone(UTC)
-    recorded_at = max(now, as_utc(head.updated_at)) if head is not None else now
-    head_seq = head.head_seq if head is not None else 0
-    prev_hash = head.head_hash if head is not None else GENESIS_HASH
-    links = chain(session_id, batch, head_seq, prev_hash, [recorded_at] * len(batch))
-    move = None
-    if head is not None:
-        move = {
-            "session_id": session_id,
-            "read_seq": head_seq,
-            "new_seq": head_seq + len(batch),
-            "new_hash": links[-1].hash,
-            "new_time": recorded_at,
-        }
-    rows = [
-        event_row(session_id, link, item.payload_json)
-        for link, item in zip(links, batch, strict=True)
-    ]
-    positions = write(move, rows)
+def forget(batch: Sequence[Encoded]) -> list[str]:
+    """The bodies a batch's redactions delete."""
     return [
-        RecordedEvent(
-            position=position,
-            session_id=session_id,
-            seq=link.seq,
-            event_id=link.event_id,
-            type=link.type,
-            schema_version=link.schema_version,
-            recorded_at=link.recorded_at,
-            prev_hash=link.prev_hash,
-            hash=link.hash,
-            payload=item.event.payload,
-        )
-        for link, item, position in zip(links, batch, positions, strict=True)
+        d
+        for item in batch
+        if isinstance(p := item.event.payload, ContentRedacted)
+        for d in p.digests
     ]
 
 
-def event_row(session_id: str, link: ChainLink, payload_json: bytes) -> dict[str, Any]:
+def _links_after(
+    session_id: str, batch: list[Encoded], head: Head | None, clock: Clock
+) -> list[ChainLink]:
+    """`batch` chained after `head` (`None` for a new session), recorded now, or at the head's
+    time when the clock is behind it: times never go back within a session."""
+    now = clock().astimezone(UTC)
+    if head is None:
+        return chain(session_id, batch, 0, GENESIS_HASH, [now] * len(batch))
+    recorded_at = max(now, head.updated_at)
+    return chain(session_id, batch, head.seq, head.hash, [recorded_at] * len(batch))
+
+
+def event_row(session_id: str, link: ChainLink, payload_json: bytes) -> EventRow:
     """The `events` row of one link; `payload_json` is its canonical JSON, stored as is."""
-    return {
-        "session_id": session_id,
-        "seq": link.seq,
-        "event_id": link.event_id,
-        "type": link.type,
-        "schema_version": link.schema_version,
-        "payload": EncodedJson(payload_json.decode("utf-8")),
-        "recorded_at": link.recorded_at,
-        "prev_hash": link.prev_hash,
-        "hash": link.hash,
-    }
+    return EventRow(
+        session_id,
+        link.seq,
+        link.event_id,
+        link.type,
+        link.schema_version,
+        link.recorded_at,
+        link.prev_hash,
+        link.hash,
+        payload_json.decode("utf-8"),
+    )
 
 
 def chain(
@@ -417,100 +320,25 @@ def chain(
     return links
 
 
-class _SqliteWrites:
-    """The two writes of every append on SQLite, through the sqlite3 cursor itself: SQLAlchemy's
-    execution machinery was a third of an append in the profile. The statements are still the
-    Core ones above, compiled once for the dialect, and values pass its bind processors (times,
-    JSON), so the rows are exactly what `conn.execute` would write."""
-
-    def __init__(self, dialect: sa.Dialect) -> None:
-        self._move = _Compiled(_MOVE_HEAD, dialect)
-        columns = [c.name for c in events.c if c.name != "position"]  # position: the rowid
-        self._insert = _Compiled(events.insert(), dialect, columns)
-
-    def write(
-        self, driver: sqlite3.Connection, move: dict[str, Any] | None, rows: list[dict[str, Any]]
-    ) -> list[int]:
-        cursor = driver.cursor()
-        try:
-            if move is not None:
-                cursor.execute(self._move.sql, self._move.params(move))
-                if cursor.rowcount != 1:
-                    raise _LostRace
-            positions = []
-            for row in rows:
-                cursor.execute(self._insert.sql, self._insert.params(row))
-                assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
-                positions.append(cursor.lastrowid)
-            return positions
-        except sqlite3.IntegrityError:
-            raise _LostRace from None  # a unique key: another writer took the seq
-        except sqlite3.Error as exc:  # read-only, full, locked: typed like SQLAlchemy's own
-            raise driver_error("append", exc) from exc
-        finally:
-            cursor.close()
-
-
-class _Compiled:
-    """A Core statement compiled for one dialect: its SQL, and its parameters in order with
-    the bind processors SQLAlchemy itself would apply (its compiler's, read once)."""
-
-    def __init__(
-        self, statement: sa.ClauseElement, dialect: sa.Dialect, columns: list[str] | None = None
-    ) -> None:
-        compiled: Any = statement.compile(dialect=dialect, column_keys=columns)
-        self.sql = str(compiled)
-        self._names = list(compiled.positiontup)
-        processors = compiled._bind_processors
-        self._processors = [processors.get(name) for name in self._names]
-
-    def params(self, values: Mapping[str, Any]) -> list[Any]:
-        return [
-            value if process is None else process(value)
-            for value, process in zip(
-                (values[name] for name in self._names), self._processors, strict=True
-            )
-        ]
-
-
-_WRITES: weakref.WeakKeyDictionary[sa.Dialect, _SqliteWrites] = weakref.WeakKeyDictionary()
-
-
-def _sqlite_writes(dialect: sa.Dialect) -> _SqliteWrites:
-    """One compiled pair per engine's dialect, gone with the engine."""
-    writes = _WRITES.get(dialect)
-    if writes is None:
-        writes = _WRITES[dialect] = _SqliteWrites(dialect)
-    return writes
-
-
-def _check_session_start(
-    conn: sa.Connection, session_id: str, batch: list[Encoded], *, is_new: bool
-) -> None:
+def _session_start(
+    recorder: Recorder, session_id: str, batch: list[Encoded], head: Head | None
+) -> NewSession | None:
+    """The `sessions` row a batch that starts a session creates (`None` when it continues
+    one); `InvalidEvent` when the batch does not start a new session, or starts a second."""
     first = batch[0].event.payload
-    if not is_new:
+    if head is not None:
         if isinstance(first, SessionStarted):
             raise InvalidEvent(f"session {session_id!r} has started already")
-        return
+        return None
     if not isinstance(first, SessionStarted):
         raise InvalidEvent(f"a new session starts with a SessionStarted event, not {batch[0].type}")
-    problem = fork_point_problem(conn, first)
+    problem = fork_point_problem(recorder, first)
     if problem is not None:
         raise InvalidEvent(problem)
+    return NewSession(first.title, first.parent_session_id, first.parent_seq)
 
 
-_EVENT_HASH = sa.select(events.c.hash).where(
-    events.c.session_id == sa.bindparam("session_id"), events.c.seq == sa.bindparam("seq")
-)
-
-
-def event_hash_at(conn: sa.Connection, session_id: str, seq: int) -> str | None:
-    """The stored hash of the session's event `seq`, or `None` when there is no such event."""
-    found = conn.execute(_EVENT_HASH, {"session_id": session_id, "seq": seq}).scalar()
-    return None if found is None else str(found)
-
-
-def fork_point_problem(conn: sa.Connection, started: SessionStarted) -> str | None:
+def fork_point_problem(recorder: Recorder, started: SessionStarted) -> str | None:
     """Why `started` cannot begin a fork here (`None` when it is no fork, or a good one): a
     fork names its parent, the seq it continues from and that event's hash, and the parent's
     event at that seq must have exactly that hash. `UnknownSession` when there is no parent."""
@@ -519,7 +347,7 @@ def fork_point_problem(conn: sa.Connection, started: SessionStarted) -> str | No
         if (started.parent_seq, started.parent_hash) != (None, None):
             return "parent_seq and parent_hash go with a parent_session_id"
         return None
-    parent_head = head_seq(conn, parent)
+    parent_head = head_seq(recorder, parent)
     if started.parent_seq is None or started.parent_seq > parent_head:
         return (
             f"parent_seq must name an event of {brief(parent)} (1..{parent_head}), "
@@ -527,7 +355,7 @@ def fork_point_problem(conn: sa.Connection, started: SessionStarted) -> str | No
         )
     if started.parent_hash is None:
         return f"a fork of {brief(parent)} names the parent_hash of the event it continues from"
-    if event_hash_at(conn, parent, started.parent_seq) != started.parent_hash:
+    if recorder.event_hash(parent, started.parent_seq) != started.parent_hash:
         return (
             f"the parent {brief(parent)} has another history: its event {started.parent_seq} "
             "does not have the parent_hash this fork names"
@@ -535,24 +363,20 @@ def fork_point_problem(conn: sa.Connection, started: SessionStarted) -> str | No
     return None
 
 
-def head_seq(conn: sa.Connection, session_id: str) -> int:
+def head_seq(recorder: Recorder, session_id: str) -> int:
     """The session's head seq; `UnknownSession` when there is no such session."""
-    head = conn.execute(_HEAD_SEQ, {"session_id": session_id}).scalar_one_or_none()
+    head = recorder.head(session_id)
     if head is None:
         raise UnknownSession(session_id)
-    return int(head)
+    return head.seq
 
 
 def _already_stored(
-    conn: sa.Connection, session_id: str, batch: list[Encoded]
+    recorder: Recorder, session_id: str, batch: list[Encoded]
 ) -> list[RecordedEvent] | None:
     """The stored events when this exact batch was appended before; `None` when none of it was."""
     ids = [item.event.event_id for item in batch]
-    rows = conn.execute(
-        sa.select(*EVENT_ROW, events.c.payload).where(
-            events.c.session_id == session_id, events.c.event_id.in_(ids)
-        )
-    ).all()
+    rows = recorder.events_by_id(session_id, ids)
     if not rows:
         return None
     by_id = {row.event_id: row for row in rows}
@@ -568,7 +392,7 @@ def _already_stored(
         same = (
             row.type == item.type
             and row.schema_version == item.schema_version
-            and canonical_json(row.payload) == item.payload_json
+            and canonical_json(json.loads(row.payload)) == item.payload_json
         )
         if not same:
             raise IdempotencyError(
@@ -579,4 +403,4 @@ def _already_stored(
         raise IdempotencyError(
             session_id, ids[0], "these events are stored, but not as one batch in this order"
         )
-    return [recorded_event(by_id[event_id]) for event_id in ids]
+    return decode_stored(recorder, [by_id[event_id] for event_id in ids])

@@ -12,13 +12,11 @@ own, a fork's fold starts from its parent's fold at `parent_seq` (itself loaded 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-import sqlalchemy as sa
 
 from events import (
     ContextCompacted,
@@ -27,20 +25,19 @@ from events import (
     MessageAppended,
     RecordedEvent,
     SessionStarted,
-    decode_payload_json,
 )
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._fold import EventRef
 from projections._snapshot import parse_snapshot
 from store._append import head_seq
-from store._engine import WRITE
-from store._errors import InvalidReplayPoint, one_line
-from store._rows import EVENT_ROW, PAYLOAD_TEXT, recorded_event
-from store._schema import events, snapshots
+from store._bodies import decode_stored
+from store._errors import DatabaseUnavailable, InvalidReplayPoint, one_line
+from store._recorder import Recorder, StoredEvent
 
 log = logging.getLogger("sessionstore")
 
-_REFS_PER_QUERY = 500
+_DECODE_PAGE = 500
+"""Events decoded together: their bodies are read in one query."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +47,7 @@ class LoadedFold:
     """The seq of the snapshot the fold started from, or `None` when it folded everything."""
 
 
-def seq_at_time(conn: sa.Connection, session_id: str, moment: datetime) -> int:
+def seq_at_time(recorder: Recorder, session_id: str, moment: datetime) -> int:
     """The last seq recorded at or before `moment`, any aware datetime: one whose UTC time
     falls outside years 1 to 9999 (`datetime.min` east of Greenwich, say) is before or after
     every event."""
@@ -61,25 +58,21 @@ def seq_at_time(conn: sa.Connection, session_id: str, moment: datetime) -> int:
         utc = moment.astimezone(UTC)  # SQLite compares the stored UTC text, offsets ignored
     except OverflowError:
         if offset > timedelta(0):
-            head_seq(conn, session_id)  # UnknownSession first
+            head_seq(recorder, session_id)  # UnknownSession first
             raise InvalidReplayPoint(
                 f"session {session_id!r} had not started at {moment.isoformat()}"
             ) from None
-        return head_seq(conn, session_id)
+        return head_seq(recorder, session_id)
     moment = utc
-    seq = conn.execute(
-        sa.select(sa.func.max(events.c.seq)).where(
-            events.c.session_id == session_id, events.c.recorded_at <= moment
-        )
-    ).scalar_one_or_none()
+    seq = recorder.seq_at(session_id, moment)
     if seq is None:
-        head_seq(conn, session_id)  # UnknownSession first
+        head_seq(recorder, session_id)  # UnknownSession first
         raise InvalidReplayPoint(f"session {session_id!r} had not started at {moment.isoformat()}")
     return int(seq)
 
 
 def load_fold(
-    conn: sa.Connection, session_id: str, to_seq: int, *, use_snapshots: bool = True
+    recorder: Recorder, session_id: str, to_seq: int, *, use_snapshots: bool = True
 ) -> LoadedFold:
     """The session's context fold right after event `to_seq` (which must exist).
 
@@ -96,12 +89,12 @@ def load_fold(
             raise InvalidEvent(f"the fork chain of {session_id!r} loops back to {session!r}")
         seen.add(session)
         if use_snapshots:
-            loaded = _from_newest_snapshot(conn, session, upto)
+            loaded = _from_newest_snapshot(recorder, session, upto)
             if loaded is not None:
                 fold = loaded.fold
                 snapshot_seq = loaded.snapshot_seq if session == session_id else None
                 break
-        first = _first_event(conn, session, upto)
+        first = _first_event(recorder, session, upto)
         below.append((session, upto, first))
         parent = _parent(first)
         if parent is None:
@@ -110,13 +103,13 @@ def load_fold(
             session, upto = parent
     for session, upto, first in reversed(below):
         fold.apply(first)
-        for event in events_of(conn, session, 2, upto):
+        for event in events_of(recorder, session, 2, upto):
             fold.apply(event)
     return LoadedFold(fold, snapshot_seq)
 
 
-def _first_event(conn: sa.Connection, session_id: str, to_seq: int) -> RecordedEvent:
-    first = next(events_of(conn, session_id, 1, min(to_seq, 1)), None)
+def _first_event(recorder: Recorder, session_id: str, to_seq: int) -> RecordedEvent:
+    first = next(events_of(recorder, session_id, 1, min(to_seq, 1)), None)
     if first is None:
         raise InvalidReplayPoint(f"session {session_id!r} has no event {to_seq}")
     return first
@@ -131,51 +124,32 @@ def _parent(first: RecordedEvent) -> tuple[str, int] | None:
     return None
 
 
-_EVENTS_BETWEEN = (
-    sa.select(*EVENT_ROW)
-    .where(
-        events.c.session_id == sa.bindparam("session_id"),
-        events.c.seq.between(sa.bindparam("from_seq"), sa.bindparam("to_seq")),
-    )
-    .order_by(events.c.seq)
-)
-# Built once: a fork chain thousands deep runs these once per level, and a fresh statement's
-# building and cache keying cost more than the query.
-_NEWEST_SNAPSHOT = (
-    sa.select(snapshots.c.seq, sa.cast(snapshots.c.state, sa.Text))
-    .where(
-        snapshots.c.session_id == sa.bindparam("session_id"),
-        snapshots.c.projection == PROJECTION,
-        snapshots.c.projection_version == PROJECTION_VERSION,
-        snapshots.c.seq <= sa.bindparam("to_seq"),
-    )
-    .order_by(snapshots.c.seq.desc())
-    .limit(1)
-)
-
-
 def events_of(
-    conn: sa.Connection, session_id: str, from_seq: int, to_seq: int
+    recorder: Recorder, session_id: str, from_seq: int, to_seq: int
 ) -> Iterator[RecordedEvent]:
     """The session's events from `from_seq` to `to_seq`, in order, decoded and upcast."""
-    bounds = {"session_id": session_id, "from_seq": from_seq, "to_seq": to_seq}
-    for row in conn.execution_options(yield_per=500).execute(_EVENTS_BETWEEN, bounds):
-        yield recorded_event(row)
+    page: list[StoredEvent] = []
+    for stored in recorder.events(session_id, from_seq, to_seq):
+        page.append(stored)
+        if len(page) == _DECODE_PAGE:
+            yield from decode_stored(recorder, page)
+            page = []
+    yield from decode_stored(recorder, page)
 
 
-def _from_newest_snapshot(conn: sa.Connection, session_id: str, to_seq: int) -> LoadedFold | None:
+def _from_newest_snapshot(recorder: Recorder, session_id: str, to_seq: int) -> LoadedFold | None:
     """The newest usable snapshot folded forward to `to_seq`, or `None` (logged) when there is
     none or the newest one fails a check: a bad cache costs a longer fold, never a wrong
     context or a crash."""
-    row = conn.execute(_NEWEST_SNAPSHOT, {"session_id": session_id, "to_seq": to_seq}).first()
-    if row is None:
+    found = recorder.newest_snapshot(session_id, PROJECTION, PROJECTION_VERSION, to_seq)
+    if found is None:
         return None
-    seq, text = row
+    seq, text = found
     try:
-        fold = _checked_snapshot(conn, session_id, seq, text)
-        for event in events_of(conn, session_id, seq + 1, to_seq):
+        fold = _checked_snapshot(recorder, session_id, seq, text)
+        for event in events_of(recorder, session_id, seq + 1, to_seq):
             fold.apply(event)
-    except sa.exc.SQLAlchemyError:
+    except DatabaseUnavailable:
         raise
     except Exception as exc:
         log.warning("ignoring the snapshot of %s at seq %s: %s", session_id, seq, one_line(exc))
@@ -183,7 +157,7 @@ def _from_newest_snapshot(conn: sa.Connection, session_id: str, to_seq: int) -> 
     return LoadedFold(fold, seq)
 
 
-def _checked_snapshot(conn: sa.Connection, session_id: str, seq: int, text: str) -> ContextFold:
+def _checked_snapshot(recorder: Recorder, session_id: str, seq: int, text: str) -> ContextFold:
     """The fold a stored snapshot holds, after every check the log allows without folding it
     again: its schema and digest, the event it stands at, its header against the session's
     `SessionStarted`, and every message it references (in this session before its seq, or in
@@ -191,20 +165,20 @@ def _checked_snapshot(conn: sa.Connection, session_id: str, seq: int, text: str)
     state = parse_snapshot(text)
     if (state.session_id, state.seq) != (session_id, seq):
         raise ValueError(f"it is the state of {state.session_id!r} at seq {state.seq}")
-    own = next(events_of(conn, session_id, 1, 1), None)
-    at_seq = next(events_of(conn, session_id, seq, seq), None)
+    own = next(events_of(recorder, session_id, 1, 1), None)
+    at_seq = next(events_of(recorder, session_id, seq, seq), None)
     if own is None or at_seq is None or at_seq.hash != state.hash:
         raise ValueError("it does not stand at the event it names")
     started = own.payload
     assert isinstance(started, SessionStarted)
     if state.header.model_copy(update={"compression": started.compression}) != started:
         raise ValueError("its header is not the session's SessionStarted")
-    limits = _reference_limits(conn, session_id, seq, started, set(state.sessions))
+    limits = _reference_limits(recorder, session_id, seq, started, set(state.sessions))
     refs = ContextFold.snapshot_refs(state)
     for (session, ref_seq), _ in refs:
         if ref_seq > limits.get(session, 0):
             raise ValueError(f"it references {session!r} seq {ref_seq}, outside its history")
-    found = _messages(conn, [ref for ref, _ in refs])
+    found = _messages(recorder, [ref for ref, _ in refs])
     for ref, summary in refs:
         if ref not in found or found[ref][1] != summary:
             raise ValueError(f"no {'summary' if summary else 'message'} at {ref}")
@@ -212,7 +186,7 @@ def _checked_snapshot(conn: sa.Connection, session_id: str, seq: int, text: str)
 
 
 def _reference_limits(
-    conn: sa.Connection, session_id: str, seq: int, started: SessionStarted, wanted: set[str]
+    recorder: Recorder, session_id: str, seq: int, started: SessionStarted, wanted: set[str]
 ) -> dict[str, int]:
     """The last seq a snapshot at `seq` may reference in each session of its history: its own
     up to `seq`, each ancestor's up to the fork point the chain names. The walk up stops once
@@ -223,14 +197,14 @@ def _reference_limits(
         if parent in limits:
             break  # a loop in the chain: nothing further up is history
         limits[parent] = fork_point
-        first = next(events_of(conn, parent, 1, 1), None)
+        first = next(events_of(recorder, parent, 1, 1), None)
         if first is None or not isinstance(first.payload, SessionStarted):
             break
         started = first.payload
     return limits
 
 
-def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, tuple[Message, bool]]:
+def _messages(recorder: Recorder, refs: list[EventRef]) -> dict[EventRef, tuple[Message, bool]]:
     """The messages stored at `refs`, each with whether it is a compaction summary."""
     by_session: dict[str, list[int]] = {}
     for session_id, seq in refs:
@@ -238,49 +212,25 @@ def _messages(conn: sa.Connection, refs: list[EventRef]) -> dict[EventRef, tuple
     found: dict[EventRef, tuple[Message, bool]] = {}
     for session_id, seqs in by_session.items():
         wanted = set(seqs)
-        for query in _message_queries(session_id, sorted(wanted)):
-            for seq, event_type, version, text in conn.execute(query):  # unpacked: see _rows
-                if seq not in wanted:
-                    continue  # a range scan also reads the events between
-                payload = decode_payload_json(event_type, version, text)
-                if isinstance(payload, MessageAppended):
-                    found[(session_id, seq)] = (payload.message, False)
-                elif isinstance(payload, ContextCompacted):
-                    found[(session_id, seq)] = (payload.summary, True)
+        kept = [e for e in _stored_at(recorder, session_id, sorted(wanted)) if e.seq in wanted]
+        for event in decode_stored(recorder, kept):  # a range read also reads those between
+            payload = event.payload
+            if isinstance(payload, MessageAppended):
+                found[(session_id, event.seq)] = (payload.message, False)
+            elif isinstance(payload, ContextCompacted):
+                found[(session_id, event.seq)] = (payload.summary, True)
     return found
 
 
-def _message_queries(session_id: str, seqs: list[int]) -> Iterator[sa.Select[Any]]:
+def _stored_at(recorder: Recorder, session_id: str, seqs: list[int]) -> Iterator[StoredEvent]:
     """Where most events of a stretch are wanted (a context nothing was compacted out of), one
-    range scan reads them faster than lookups by key; sparse ones are looked up in chunks."""
-    columns = (events.c.seq, events.c.type, events.c.schema_version, PAYLOAD_TEXT)
-    mine = events.c.session_id == session_id
+    range read is faster than lookups by key; sparse ones are looked up by seq."""
     if len(seqs) * 2 >= seqs[-1] - seqs[0] + 1:
-        yield sa.select(*columns).where(mine, events.c.seq.between(seqs[0], seqs[-1]))
-        return
-    for start in range(0, len(seqs), _REFS_PER_QUERY):
-        yield sa.select(*columns).where(
-            mine, events.c.seq.in_(seqs[start : start + _REFS_PER_QUERY])
-        )
+        return recorder.events(session_id, seqs[0], seqs[-1])
+    return recorder.events_at(session_id, seqs)
 
 
-def save_snapshot(engine: sa.Engine, fold: ContextFold, now: datetime) -> None:
+def save_snapshot(recorder: Recorder, fold: ContextFold, now: datetime) -> None:
     """Store the fold's state at its seq; a snapshot already there is kept as it is."""
-    values = {
-        "session_id": fold.session_id,
-        "projection": PROJECTION,
-        "projection_version": PROJECTION_VERSION,
-        "seq": fold.seq,
-        "state": fold.to_snapshot(),
-        "created_at": now,
-    }
-    if engine.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        statement: Any = pg_insert(snapshots).values(values).on_conflict_do_nothing()
-    else:
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        statement = sqlite_insert(snapshots).values(values).on_conflict_do_nothing()
-    with engine.connect().execution_options(**{WRITE: True}) as conn, conn.begin():
-        conn.execute(statement)
+    state = json.dumps(fold.to_snapshot(), ensure_ascii=False)
+    recorder.save_snapshot(fold.session_id, PROJECTION, PROJECTION_VERSION, fold.seq, state, now)

@@ -1,20 +1,22 @@
-"""Rows to domain objects: stored events, chain links and session summaries."""
+"""Rows to domain objects: chain links and session summaries (events: `store._bodies`)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
+from events import ChainLink
 
-from events import ChainLink, RecordedEvent, decode_payload_json
-from store._schema import events
+if TYPE_CHECKING:
+    from store._recorder import StoredEvent
 
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """One session as the `sessions` table knows it; `version` is its head seq."""
+    """One session as the `sessions` table knows it; `version` is its head seq and
+    `head_hash` the hash of that event."""
 
     id: str
     title: str
@@ -23,6 +25,7 @@ class SessionInfo:
     parent_seq: int | None
     created_at: datetime
     updated_at: datetime
+    head_hash: str
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -32,69 +35,15 @@ def as_utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
-PAYLOAD_TEXT = sa.cast(events.c.payload, sa.Text).label("payload_text")
-"""The stored payload as JSON text, for `decode_payload_json` (no `json.loads` first)."""
-
-EVENT_ROW = (
-    *(
-        events.c[name]
-        for name in (
-            "position",
-            "session_id",
-            "seq",
-            "event_id",
-            "type",
-            "schema_version",
-            "recorded_at",
-            "prev_hash",
-            "hash",
-        )
-    ),
-    PAYLOAD_TEXT,
-)
-"""The columns `recorded_event` reads, in the order it unpacks them: `select(*EVENT_ROW)`."""
-
-
-def recorded_event(row: Any) -> RecordedEvent:
-    # By position: a Row's named lookups cost as much as decoding a small payload, and replay
-    # builds one RecordedEvent per event.
-    position, session_id, seq, event_id, type_, version, recorded_at, prev_hash, hash_, text = row[
-        : len(EVENT_ROW)
-    ]
-    return RecordedEvent(
-        position=position,
-        session_id=session_id,
-        seq=seq,
-        event_id=event_id,
-        type=type_,
-        schema_version=version,
-        recorded_at=as_utc(recorded_at),
-        prev_hash=prev_hash,
-        hash=hash_,
-        payload=decode_payload_json(type_, version, text),
-    )
-
-
-def chain_link(row: Any) -> ChainLink:
+def chain_link(stored: StoredEvent) -> ChainLink:
+    """A stored event as its hash chain sees it: the payload as stored, not upcast."""
     return ChainLink(
-        seq=row.seq,
-        event_id=row.event_id,
-        type=row.type,
-        schema_version=row.schema_version,
-        recorded_at=as_utc(row.recorded_at),
-        prev_hash=row.prev_hash,
-        hash=row.hash,
-        payload=row.payload,
-    )
-
-
-def session_info(row: Any) -> SessionInfo:
-    return SessionInfo(
-        id=row.id,
-        title=row.title,
-        version=row.head_seq,
-        parent_id=row.parent_id,
-        parent_seq=row.parent_seq,
-        created_at=as_utc(row.created_at),
-        updated_at=as_utc(row.updated_at),
+        seq=stored.seq,
+        event_id=stored.event_id,
+        type=stored.type,
+        schema_version=stored.schema_version,
+        recorded_at=stored.recorded_at,
+        prev_hash=stored.prev_hash,
+        hash=stored.hash,
+        payload=json.loads(stored.payload),
     )

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, get_args
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_args
 
 from pydantic import ValidationError
 
@@ -44,8 +44,9 @@ from events import (
 from events._arguments import brief, describe_validation_error, described
 from projections import Context, ContextFold, TimelineRow, context_of, timeline
 from store import _arguments as check
-from store._append import KnownHead, check_text_size
+from store._append import check_text_size
 from store._errors import CompactionError, InvalidArgument, InvalidEvent, NotInContext
+from store._log import MAX_SEQ, EventLog
 from store._policies import (
     CompactionPlan,
     Measure,
@@ -57,6 +58,8 @@ from store._policies import (
     plan_prune,
 )
 from store._providers import anthropic_message, chat_message, responses_message
+from store._recorder import Head
+from store._redact import plan_redaction, redacted_parts
 from store._summarize import ExtractiveSummarizer, Summarizer, run_summarizer, summarizer_name
 from store._tokens import count, with_tokens
 from store._tool_calls import ToolCall as ToolCall  # re-exported: its home used to be here
@@ -64,9 +67,6 @@ from store._tool_calls import ToolCallLike
 from store._tool_calls import tool_calls as tool_calls_of
 from store._tool_results import ResultBlock, result_content
 from store._truncate import truncate
-
-if TYPE_CHECKING:
-    from store._store import SessionStore
 
 log = logging.getLogger("sessionstore")
 
@@ -122,9 +122,9 @@ class Session:
     """A handle on one session; get one from `SessionStore.create_session`, `.session(id)` or
     `.fork(...)`."""
 
-    def __init__(self, store: SessionStore, fold: ContextFold, snapshot_seq: int = 0) -> None:
+    def __init__(self, log: EventLog, fold: ContextFold, snapshot_seq: int = 0) -> None:
         self._lock = threading.RLock()
-        self._store = store
+        self._log = log
         self._fold = fold
         self._snapshot_seq = snapshot_seq
         self.summarizer: Summarizer = ExtractiveSummarizer()
@@ -319,17 +319,63 @@ class Session:
         original already."""
         wanted = None if part_ids is None else _part_ids(part_ids)
         self._catch_up()
+        gone = redacted_parts(self._log.recorder, self._lineage())
         if wanted is None:
-            ids = self._fold.pruned_part_ids()
+            ids = [p for p in self._fold.pruned_part_ids() if p not in gone]
         else:
             ids = list(dict.fromkeys(wanted))
             for part_id in ids:
                 if self._fold.tool_result(part_id) is None:
                     raise NotInContext(f"no tool result {brief(part_id)} in the live context")
+                if part_id in gone:
+                    raise InvalidArgument(
+                        f"part {brief(part_id)} was redacted ({gone[part_id]}): its original "
+                        "is deleted and cannot be restored"
+                    )
             ids = [part_id for part_id in ids if self._fold.is_restorable(part_id)]
         if not ids:
             return None
-        return self.append_events([OutputsRestored(part_ids=tuple(ids))])[0]
+        counted = {}
+        for part_id in ids:
+            part = self._fold.tool_result(part_id)
+            assert part is not None  # restorable, so live
+            if part.truncation is not None and part.truncation.output_tokens is None:
+                counted[part_id] = count(part.output, self.header.encoding)
+        return self.append_events([OutputsRestored(part_ids=tuple(ids), output_tokens=counted)])[0]
+
+    @_serialized
+    def redact(self, part_ids: Iterable[str], *, reason: str) -> RecordedEvent | None:
+        """Delete the content of parts for good (a leaked secret, say): their bodies leave the
+        database and its files, and the session shows `[redacted: <reason>]` where they were,
+        in the live context, replays and exports. The hash chain still verifies. Parts that
+        hold the same text are redacted with them (it is stored once). Returns the
+        `ContentRedacted` event, or `None` when all of it was redacted already.
+
+        Only this session's own parts can be named: a fork redacts its parent's in the
+        parent. Content written before bodies existed (inline in its event) cannot be deleted
+        without breaking the chain: `InvalidArgument` says so."""
+        wanted = _part_ids(part_ids)
+        check.text("reason", reason)
+        if not 1 <= len(reason) <= 500:
+            raise InvalidArgument(f"reason must be 1 to 500 characters, got {len(reason)}")
+        self._catch_up()
+        event = plan_redaction(self._log.recorder, self.id, self.version, wanted, reason)
+        if event is None:
+            return None
+        return self.append_events([event])[0]
+
+    def _lineage(self) -> list[str]:
+        """This session and the sessions it forks from, nearest first."""
+        chain = [self.id]
+        header = self._fold.header
+        while header is not None and header.parent_session_id is not None:
+            parent = header.parent_session_id
+            if parent in chain:
+                break
+            chain.append(parent)
+            first = self._log.read(parent, 1, 1)[0].payload
+            header = first if isinstance(first, SessionStarted) else None
+        return chain
 
     @_serialized
     def revert(self, to_message_id: str) -> RecordedEvent | None:
@@ -415,7 +461,7 @@ class Session:
         plan = plan_prune(
             self.context().messages,
             self.config,
-            now=self._store._clock(),
+            now=self._log.now(),
             count=lambda text: count(text, self.header.encoding),
         )
         if plan is not None and plan.worth_it and not dry_run:
@@ -540,8 +586,8 @@ class Session:
             self._catch_up()
         fold = self._fold
         assert fold.time is not None
-        head = KnownHead(fold.seq, fold.hash, fold.time)
-        recorded = self._store._append_after(self.id, payloads, head)
+        head = Head(fold.seq, fold.hash, fold.time)
+        recorded = self._log.append(self.id, payloads, head.seq, known_head=head)
         if recorded[0].seq != self._fold.seq + 1:
             # A retry of events stored earlier: they are in the log (and maybe folded here)
             # already, so catch up with the log rather than fold them twice.
@@ -555,7 +601,7 @@ class Session:
             log.exception("could not fold events of %s in; the handle reloads them", self.id)
             self._stale = True
             return recorded
-        self._snapshot_seq = self._store._after_append(self._fold, self._snapshot_seq, recorded)
+        self._snapshot_seq = self._log.after_append(self._fold, self._snapshot_seq, recorded)
         return recorded
 
     # reading
@@ -572,16 +618,16 @@ class Session:
             if self._live is None or self._live[0] != key:
                 self._live = (key, context_of(self._fold, restore_pruned=restore_pruned))
             return self._live[1]
-        return context_of(self._store._fold_at(self.id, at), restore_pruned=restore_pruned)
+        return context_of(self._log.fold_at(self.id, at), restore_pruned=restore_pruned)
 
     def timeline(self) -> list[TimelineRow]:
         """One row per event of this session, for audits (a fork's rows start at its fork)."""
-        events = self._store.read(self.id)
+        events = self._log.read(self.id, 1, MAX_SEQ)
         start = None
         header = events[0].payload
         if isinstance(header, SessionStarted) and header.parent_session_id is not None:
             assert header.parent_seq is not None
-            start = self._store._fold_at(header.parent_session_id, header.parent_seq)
+            start = self._log.fold_at(header.parent_session_id, header.parent_seq)
         return timeline(events, start)
 
     @_serialized
@@ -594,13 +640,13 @@ class Session:
     def _catch_up(self) -> None:
         """Fold in what other handles appended since; when nothing is new, one small read."""
         if self._stale:  # folding failed after an append: start again from the log
-            self._fold = self._store._fold_at(self.id, self._store.version(self.id))
+            self._fold = self._log.fold_at(self.id, self._log.version(self.id))
             self._live = None
             self._stale = False
             return
-        if self._store.version(self.id) == self.version:
+        if self._log.version(self.id) == self.version:
             return
-        for event in self._store.read(self.id, from_seq=self.version + 1):
+        for event in self._log.read(self.id, self.version + 1, MAX_SEQ):
             self._fold.apply(event)
 
     def _require_live(self, message_id: str) -> None:
@@ -618,7 +664,7 @@ class Session:
     def _check_size(self, *values: object) -> None:
         """`PayloadTooLarge` for a message whose text alone is over the store's limit: before
         tiktoken or truncation spends seconds and memory on it."""
-        check_text_size(values, self._store.max_payload_bytes, "MessageAppended")
+        check_text_size(values, self._log.max_payload_bytes, "MessageAppended")
 
     def _check_message(self, message: Message) -> None:
         if self._fold.is_live(message.id):

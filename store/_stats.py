@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlalchemy as sa
-
-from events import ContextCompacted, OutputsPruned, decode_payload
+from events import ContextCompacted, OutputsPruned
+from store._bodies import decode_structure
+from store._recorder import Recorder
 from store._replay import load_fold
 from store._rows import SessionInfo
-from store._schema import events, sessions
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,17 +40,11 @@ class SessionSummary:
 _SHRINKING = ("OutputsPruned", "ContextCompacted")
 
 
-def store_stats(conn: sa.Connection) -> StoreStats:
-    session_count = conn.execute(sa.select(sa.func.count()).select_from(sessions)).scalar_one()
-    event_count, size = conn.execute(
-        sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(_payload_bytes(conn)), 0))
-    ).one()
+def store_stats(recorder: Recorder) -> StoreStats:
+    counts = recorder.counts()
     prunes = compactions = pruned_tokens = compacted_tokens = 0
-    query = sa.select(events.c.type, events.c.schema_version, events.c.payload).where(
-        events.c.type.in_(_SHRINKING)
-    )
-    for row in conn.execution_options(yield_per=1000).execute(query):
-        payload = decode_payload(row.type, row.schema_version, row.payload)
+    for event_type, version, text in recorder.payloads_of_type(_SHRINKING):
+        payload = decode_structure(event_type, version, text)
         if isinstance(payload, OutputsPruned):
             prunes += 1
             pruned_tokens += payload.tokens_freed
@@ -59,9 +52,9 @@ def store_stats(conn: sa.Connection) -> StoreStats:
             compactions += 1
             compacted_tokens += max(payload.tokens_before - payload.tokens_after, 0)
     return StoreStats(
-        sessions=session_count,
-        events=event_count,
-        payload_bytes=int(size),
+        sessions=counts.sessions,
+        events=counts.events,
+        payload_bytes=counts.payload_bytes,
         prunes=prunes,
         compactions=compactions,
         tokens_freed_by_pruning=pruned_tokens,
@@ -69,24 +62,13 @@ def store_stats(conn: sa.Connection) -> StoreStats:
     )
 
 
-def _payload_bytes(conn: sa.Connection) -> sa.ColumnElement[int]:
-    """Bytes of each stored payload's JSON text (UTF-8), not characters."""
-    if conn.dialect.name == "postgresql":
-        return sa.func.octet_length(sa.cast(events.c.payload, sa.Text))
-    return sa.func.length(sa.cast(sa.cast(events.c.payload, sa.Text), sa.LargeBinary))
-
-
-def session_summaries(conn: sa.Connection, infos: list[SessionInfo]) -> list[SessionSummary]:
+def session_summaries(recorder: Recorder, infos: list[SessionInfo]) -> list[SessionSummary]:
     """Each session's live size comes from its newest snapshot plus the events after it."""
-    query = sa.select(events.c.session_id, sa.func.count()).where(
-        events.c.type == "ContextCompacted"
-    )
-    if len(infos) == 1:
-        query = query.where(events.c.session_id == infos[0].id)
-    counts: dict[str, int] = dict(conn.execute(query.group_by(events.c.session_id)).all())
+    only = infos[0].id if len(infos) == 1 else None
+    counts = recorder.count_of_type("ContextCompacted", only)
     summaries = []
     for info in infos:
-        fold = load_fold(conn, info.id, info.version).fold
+        fold = load_fold(recorder, info.id, info.version).fold
         window = fold.header.context_window if fold.header is not None else None
         summaries.append(SessionSummary(info, fold.tokens, window, counts.get(info.id, 0)))
     return summaries

@@ -3,84 +3,43 @@
 from __future__ import annotations
 
 import json
-import logging
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Literal, get_args
 
-import sqlalchemy as sa
 from pydantic import JsonValue, ValidationError
 
-from events import (
-    CompressionChanged,
-    CompressionConfig,
-    ContextCompacted,
-    InvalidEvent,
-    RecordedEvent,
-    SessionStarted,
-    new_id,
-)
-from events._arguments import brief, describe_validation_error, described
+from events import CompressionConfig, RecordedEvent, SessionStarted, new_id
+from events._arguments import describe_validation_error, described
 from projections import ContextFold
 from store import _arguments as check
-from store._append import (
-    Clock,
-    Encoded,
-    EventLike,
-    KnownHead,
-    append,
-    check_session_id,
-    encode_batch,
-    head_seq,
-)
-from store._engine import (
-    SqliteSynchronous,
-    make_engine,
-    resolve_url,
-    shares_one_connection,
-    unavailable,
-)
+from store._append import Clock, EventLike, check_session_id, encode_batch
+from store._backends import open_recorder, resolve_url
 from store._errors import (
     ConcurrencyError,
     ImportRefused,
     InvalidArgument,
-    InvalidReplayPoint,
     SessionExists,
     UnknownSession,
-    one_line,
 )
 from store._importers import claude_code_events, openai_events
+from store._log import MAX_SEQ, EventLog
 from store._migrate import ensure_schema
-from store._replay import load_fold, save_snapshot, seq_at_time
-from store._rows import EVENT_ROW, SessionInfo, chain_link, recorded_event, session_info
-from store._schema import events, sessions
+from store._redact import plan_redaction
+from store._rows import SessionInfo
 from store._session import Session
+from store._sqlite import SqliteSynchronous
 from store._stats import SessionSummary, StoreStats, session_summaries, store_stats
 from store._tokens import DEFAULT_ENCODING, load_encoding
-from store._transfer import dated_links, export_line, insert_links, read_export
-from store._verify import (
-    Checkpoint,
-    VerifyReport,
-    holds,
-    missing_session,
-    session_ids,
-    verify_session,
-)
-
-log = logging.getLogger("sessionstore")
+from store._transfer import dated_links, export_lines, insert_links, read_export
+from store._verify import Checkpoint, VerifyReport, holds, missing_session, verify_session
 
 ImportFormat = Literal["sessionstore", "openai", "claude-code"]
 
-DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
+"""An event with its bodies: a 100 MB tool output is stored whole (compressed) and shown cut."""
 DEFAULT_SNAPSHOT_EVERY = 100
-MAX_SEQ = 2**31 - 1
-"""The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
-
-
-_SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
 
 
 def _utc_now() -> datetime:
@@ -119,20 +78,6 @@ def _json(text: str) -> object:
         raise ImportRefused(f"not JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
     except RecursionError:
         raise ImportRefused("the JSON is nested too deeply to read") from None
-
-
-def check_stored_configs(batch: Sequence[Encoded]) -> None:
-    """Refuse a `SessionStarted` or `CompressionChanged` whose settings `CompressionConfig`
-    refuses: events are never rewritten, so once stored such a config would stay in force.
-    (A session that holds one anyway, from an older version, runs on the defaults.)"""
-    for item in batch:
-        payload = item.event.payload
-        if isinstance(payload, SessionStarted | CompressionChanged):
-            try:
-                CompressionConfig.model_validate(payload.compression)
-            except ValidationError as exc:
-                problems = describe_validation_error(exc, prefix="compression")
-                raise InvalidEvent(f"{item.type}: {problems}") from None
 
 
 def _check_store_options(
@@ -197,24 +142,24 @@ class SessionStore:
         self.url = resolve_url(url)
         self.max_payload_bytes = max_payload_bytes
         self.snapshot_every = snapshot_every
-        self._clock = clock
-        self._engine = make_engine(
+        recorder = open_recorder(
             self.url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
         )
-        # An in-memory SQLite database lives in one connection, which threads must not use at
-        # once (sqlite3 crashes or nests transactions); every other engine pools connections.
-        self._one_at_a_time: AbstractContextManager[object] = (
-            threading.RLock() if shares_one_connection(self._engine) else nullcontext()
-        )
         try:
-            with self._database_errors():
-                ensure_schema(self._engine, migrate=migrate, create=create)
+            ensure_schema(recorder, migrate=migrate, create=create)
         except BaseException:
-            self._engine.dispose()
+            recorder.close()
             raise
+        self._log = EventLog(
+            recorder,
+            max_payload_bytes=max_payload_bytes,
+            snapshot_every=snapshot_every,
+            clock=clock,
+        )
+        self._recorder = recorder
 
     def __repr__(self) -> str:
-        return f"SessionStore({self._engine.url.render_as_string(hide_password=True)!r})"
+        return f"SessionStore({self._recorder.url.render_as_string(hide_password=True)!r})"
 
     # sessions
 
@@ -257,25 +202,20 @@ class SessionStore:
         except ValidationError as exc:
             raise InvalidArgument(f"compression: {describe_validation_error(exc)}") from None
         load_encoding(encoding)
-        return Session(self, self._start(session_id or new_id(), started))
+        return Session(self._log, self._start(session_id or new_id(), started))
 
     def session(self, session_id: str) -> Session:
         """Resume a session: a handle whose context is exactly as the log left it."""
         check_session_id(session_id)
-        with self._database_errors(), self._engine.connect() as conn:
-            loaded = load_fold(conn, session_id, head_seq(conn, session_id))
-        fold = loaded.fold
-        snapshot_seq = loaded.snapshot_seq or 0
-        if self._snapshot_due(fold, snapshot_seq, compacted=False):
-            self._save_snapshot(fold)
-            snapshot_seq = fold.seq
-        return Session(self, fold, snapshot_seq)
+        loaded = self._log.load(session_id)
+        return Session(self._log, loaded.fold, loaded.snapshot_seq or 0)
 
     def fork(self, session_id: str, *, at: int | None = None, title: str | None = None) -> Session:
         """A new session whose history is `session_id`'s up to event `at` (its head when
         `None`). The parent is not changed; the fork reads the parent's events, not copies."""
         check.optional_text("title", title)
-        history = self._fold_at(session_id, at if at is not None else self.version(session_id))
+        check_session_id(session_id)
+        history = self._log.fold_at(session_id, at if at is not None else self.version(session_id))
         assert history.header is not None
         started = history.header.model_copy(
             update={
@@ -286,8 +226,8 @@ class SessionStore:
             }
         )
         fold = self._start(new_id(), started, history)
-        self._save_snapshot(fold)  # a fork's resume then starts here, not in its parent
-        return Session(self, fold, snapshot_seq=fold.seq)
+        self._log.save_snapshot(fold)  # a fork's resume then starts here, not in its parent
+        return Session(self._log, fold, snapshot_seq=fold.seq)
 
     def _start(
         self, session_id: str, started: SessionStarted, history: ContextFold | None = None
@@ -296,60 +236,13 @@ class SessionStore:
         Its config is not checked again: `create_session` did, and a fork keeps its parent's."""
         check_session_id(session_id)
         fold = history if history is not None else ContextFold()
-        batch = encode_batch([started], self.max_payload_bytes)
         try:
-            with self._database_errors():
-                recorded = append(self._engine, session_id, batch, 0, self._clock)
+            batch = encode_batch([started], self.max_payload_bytes)  # its config: see above
+            recorded = self._log.append_encoded(session_id, batch, 0)
         except ConcurrencyError as exc:  # expected 0 and it is not: the id is taken
             raise SessionExists(session_id) from exc
         fold.apply(recorded[0])
         return fold
-
-    def _fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
-        """A fresh fold of the session right after event `at` (a seq or a time)."""
-        check_session_id(session_id)
-        with self._database_errors(), self._engine.connect() as conn:
-            head = head_seq(conn, session_id)
-            if isinstance(at, datetime):
-                seq = seq_at_time(conn, session_id, at)
-            elif isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= head:
-                seq = at
-            else:
-                raise InvalidReplayPoint(
-                    f"at= must be a seq from 1 to {head} or a datetime, got {brief(at)}"
-                )
-            return load_fold(conn, session_id, seq).fold
-
-    def _snapshot_due(self, fold: ContextFold, snapshot_seq: int, *, compacted: bool) -> bool:
-        """At each compaction; otherwise once the events since the last snapshot reach both
-        `snapshot_every` and half the live message count. A snapshot costs O(live messages),
-        so spacing them by at least that much keeps its cost per append constant."""
-        since = fold.seq - snapshot_seq
-        return compacted or since >= max(self.snapshot_every, fold.live_count // 2)
-
-    def _after_append(
-        self, fold: ContextFold, snapshot_seq: int, recorded: list[RecordedEvent]
-    ) -> int:
-        """Save a snapshot if one is due; return the seq of the newest one."""
-        compacted = any(isinstance(e.payload, ContextCompacted) for e in recorded)
-        if not self._snapshot_due(fold, snapshot_seq, compacted=compacted):
-            return snapshot_seq
-        self._save_snapshot(fold)
-        return fold.seq
-
-    def _save_snapshot(self, fold: ContextFold) -> None:
-        """Best effort: a snapshot is a cache, and failing to write one, in any way, must not
-        make the append that triggered it look failed (a caller would retry it)."""
-        try:
-            with self._one_at_a_time:
-                save_snapshot(self._engine, fold, self._clock())
-        except Exception as exc:
-            log.warning(
-                "could not save a snapshot of %s at %s: %s",
-                fold.session_id,
-                fold.seq,
-                one_line(exc),
-            )
 
     # writing
 
@@ -370,21 +263,23 @@ class SessionStore:
         """
         check_session_id(session_id)
         check.optional_integer("expected_version", expected_version, minimum=0)
-        batch = encode_batch(events, self.max_payload_bytes)
-        check_stored_configs(batch)
-        with self._database_errors():
-            return append(self._engine, session_id, batch, expected_version, self._clock)
+        return self._log.append(session_id, events, expected_version)
 
-    def _append_after(
-        self, session_id: str, events: Sequence[EventLike], head: KnownHead
-    ) -> list[RecordedEvent]:
-        """`append` for a `Session`, whose fold knows the head: one query fewer per append."""
-        batch = encode_batch(events, self.max_payload_bytes)
-        check_stored_configs(batch)
-        with self._database_errors():
-            return append(
-                self._engine, session_id, batch, head.head_seq, self._clock, known_head=head
-            )
+    def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
+        """Redact every body of the session (what each of its messages said): the bytes leave
+        the database and its files, the events and their chain stay, and the session reads
+        `[redacted: <reason>]` wherever it had content. Returns the `ContentRedacted` event,
+        or `None` when nothing was left to delete. Bodies another session also holds stay for
+        that session. See `Session.redact`."""
+        check_session_id(session_id)
+        check.text("reason", reason)
+        if not 1 <= len(reason) <= 500:
+            raise InvalidArgument(f"reason must be 1 to 500 characters, got {len(reason)}")
+        head = self._log.version(session_id)
+        event = plan_redaction(self._recorder, session_id, head, None, reason)
+        if event is None:
+            return None
+        return self._log.append(session_id, [event], None)[0]
 
     # reading
 
@@ -393,35 +288,23 @@ class SessionStore:
     ) -> list[RecordedEvent]:
         """The session's events with `from_seq <= seq <= to_seq`, in order, upcast."""
         check_session_id(session_id)
-        low = max(check.integer("from_seq", from_seq), 1)
-        to_seq = check.optional_integer("to_seq", to_seq)
-        high = MAX_SEQ if to_seq is None else min(to_seq, MAX_SEQ)
-        query = sa.select(*EVENT_ROW).where(
-            events.c.session_id == session_id, events.c.seq.between(low, high)
-        )
-        with self._database_errors(), self._engine.connect() as conn:
-            # bounds past the column's range would overflow the driver: that range is empty
-            rows = conn.execute(query.order_by(events.c.seq)).all() if low <= high else []
-            if not rows:
-                self._session_row(conn, session_id)  # raises UnknownSession
-        return [recorded_event(row) for row in rows]
+        low = check.integer("from_seq", from_seq)
+        high = check.optional_integer("to_seq", to_seq)
+        return self._log.read(session_id, low, MAX_SEQ if high is None else high)
 
     def version(self, session_id: str) -> int:
         """The session's head seq: the `expected_version` for its next append. One small read,
         which a `Session` makes before each read of its state to see other writers' events."""
         check_session_id(session_id)
-        with self._database_errors(), self._engine.connect() as conn:
-            return head_seq(conn, session_id)
+        return self._log.version(session_id)
 
     def session_info(self, session_id: str) -> SessionInfo:
         check_session_id(session_id)
-        with self._database_errors(), self._engine.connect() as conn:
-            return session_info(self._session_row(conn, session_id))
+        return self._session_row(session_id)
 
     def sessions(self) -> list[SessionInfo]:
         """Every session, most recently updated first."""
-        with self._database_errors(), self._engine.connect() as conn:
-            return [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
+        return self._recorder.sessions()
 
     def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
         """Check the session's history: its hash chain, its `sessions` row, its fork link, and
@@ -430,9 +313,8 @@ class SessionStore:
         check_session_id(session_id)
         _check_checkpoint(against)
         head = against.head_of(session_id) if against is not None else None
-        with self._database_errors(), self._engine.connect() as conn:
-            if holds(conn, session_id):
-                return verify_session(conn, session_id, head)
+        if holds(self._recorder, session_id):
+            return verify_session(self._recorder, session_id, head)
         if head is not None:
             return missing_session(head)
         raise UnknownSession(session_id)
@@ -449,8 +331,7 @@ class SessionStore:
         _check_checkpoint(against)
         if progress is not None and not callable(progress):
             raise InvalidArgument(f"progress must be callable or None, got {described(progress)}")
-        with self._database_errors(), self._engine.connect() as conn:
-            held = session_ids(conn)
+        held = self._recorder.session_ids()
         named = [h.session_id for h in against.heads] if against is not None else []
         ids = sorted(set(held) | set(named))
 
@@ -468,11 +349,8 @@ class SessionStore:
         """The session's events as JSONL lines (without newlines): envelopes, hashes and
         payloads as stored, so `import_session` of them rebuilds it byte for byte."""
         check_session_id(session_id)
-        query = sa.select(events).where(events.c.session_id == session_id).order_by(events.c.seq)
-        with self._database_errors(), self._engine.connect() as conn:
-            self._session_row(conn, session_id)
-            links = [chain_link(row) for row in conn.execute(query)]
-        return (export_line(session_id, link) for link in links)
+        head = self._session_row(session_id).version
+        return export_lines(self._recorder, session_id, head)
 
     def import_session(
         self,
@@ -503,7 +381,8 @@ class SessionStore:
         check.text("encoding", encoding)
         lines = _lines(source)
         if format == "sessionstore":
-            exported_id, links = read_export(lines)
+            export = read_export(lines)
+            exported_id = export.session_id
             if session_id not in (None, exported_id):
                 raise ImportRefused(
                     f"an export keeps its session id {exported_id!r}: its hashes cover it"
@@ -512,8 +391,7 @@ class SessionStore:
                 raise ImportRefused(
                     "an export keeps its own title, model and window: its hashes cover them"
                 )
-            with self._database_errors():
-                insert_links(self._engine, exported_id, links)
+            insert_links(self._recorder, exported_id, export.links, export.bodies())
             return self.session(exported_id)
         load_encoding(encoding)
         times: list[datetime | None] = []
@@ -532,34 +410,31 @@ class SessionStore:
             encoding=encoding,
         )
         new = check_session_id(session_id or new_id())
-        batch = encode_batch([started, *payloads], self.max_payload_bytes)
+        batch = self._log.encode([started, *payloads])
         times = times or [None] * len(payloads)  # a transcript that does not say when: now
-        links = dated_links(new, batch, [times[0], *times], self._clock())
-        with self._database_errors():
-            insert_links(self._engine, new, links)
+        links = dated_links(new, batch, [times[0], *times], self._log.now())
+        insert_links(self._recorder, new, links, (b for item in batch for b in item.bodies))
         return self.session(new)
 
     # figures
 
     def stats(self) -> StoreStats:
         """Sessions, events, stored bytes, and the tokens pruning and compaction freed."""
-        with self._database_errors(), self._engine.connect() as conn:
-            return store_stats(conn)
+        return store_stats(self._recorder)
 
     def summaries(self, session_id: str | None = None) -> list[SessionSummary]:
         """`sessions()` (or just `session_id`) with live tokens, window and compaction count."""
-        with self._database_errors(), self._engine.connect() as conn:
-            if session_id is not None:
-                infos = [session_info(self._session_row(conn, check_session_id(session_id)))]
-            else:
-                infos = [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
-            return session_summaries(conn, infos)
+        if session_id is not None:
+            infos = [self._session_row(check_session_id(session_id))]
+        else:
+            infos = self._recorder.sessions()
+        return session_summaries(self._recorder, infos)
 
     # lifecycle
 
     def close(self) -> None:
         """Release the database connections."""
-        self._engine.dispose()
+        self._recorder.close()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -574,27 +449,8 @@ class SessionStore:
 
     # internals
 
-    def _fold_from_scratch(self, session_id: str, at: int) -> ContextFold:
-        """The fold of every event up to `at`, ignoring snapshots (for checks and benchmarks)."""
-        with self._database_errors(), self._engine.connect() as conn:
-            return load_fold(conn, session_id, at, use_snapshots=False).fold
-
-    @staticmethod
-    def _session_row(conn: sa.Connection, session_id: str) -> sa.Row[tuple[object, ...]]:
-        row = conn.execute(sa.select(sessions).where(sessions.c.id == session_id)).first()
-        if row is None:
+    def _session_row(self, session_id: str) -> SessionInfo:
+        info = self._recorder.session(session_id)
+        if info is None:
             raise UnknownSession(session_id)
-        return row
-
-    @contextmanager
-    def _database_errors(self) -> Iterator[None]:
-        """Turn every driver error of a database that cannot be reached, opened or written
-        (locked past the timeout, read-only, full, not a database) into `DatabaseUnavailable`.
-        Integrity errors are not among them: the append path decides what those mean."""
-        try:
-            with self._one_at_a_time:
-                yield
-        except sa.exc.IntegrityError:
-            raise
-        except sa.exc.DBAPIError as exc:
-            raise unavailable(self._engine.url, exc) from exc
+        return info

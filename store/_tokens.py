@@ -114,8 +114,9 @@ def with_tokens(part: Part, encoding_name: str) -> Part:
 
 def _result_with_tokens(part: ToolResultPart, encoding_name: str) -> ToolResultPart:
     """A tool result counts what the model is shown: its text, or with content blocks shown
-    in full, each block (an image `FILE_TOKENS`); a truncated one shows only its text. The full
-    output's count is kept for a restore."""
+    in full, each block (an image `FILE_TOKENS`); a truncated one shows only its text. A
+    truncated original is not counted here (a 100 MB output would take tiktoken a minute):
+    `Session.restore` counts it when it returns, and records the count in its event."""
     update: dict[str, object] = {}
     full = None
     if part.blocks is not None:
@@ -127,7 +128,6 @@ def _result_with_tokens(part: ToolResultPart, encoding_name: str) -> ToolResultP
         update["tokens"] = full if full is not None else count(part.output, encoding_name)
         return part.model_copy(update=update)
     update["tokens"] = count(truncation.shown, encoding_name)
-    if truncation.output_tokens is None:
-        output_tokens = full if full is not None else count(part.output, encoding_name)
-        update["truncation"] = truncation.model_copy(update={"output_tokens": output_tokens})
+    if truncation.output_tokens is None and full is not None:
+        update["truncation"] = truncation.model_copy(update={"output_tokens": full})
     return part.model_copy(update=update)

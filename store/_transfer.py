@@ -1,21 +1,23 @@
 """Moving sessions in and out of a store.
 
 An export is JSONL: one stored event envelope per line, hashes included, payloads as stored
-(not upcast), so a file is a faithful, verifiable copy. An import reads the whole file,
-checks every line and the hash chain before it writes anything, then inserts the rows as
-they were (same event ids, times and hashes) in one transaction: a round trip is
-byte-identical, and a tampered file is refused with the line at fault and no write.
+(not upcast), so a file is a faithful, verifiable copy; then one line per body the events
+reference: `{"body": <sha256>, "text": ...}`, or for a body a redaction deleted `{"body":
+<sha256>, "redacted": "[redacted: <reason>]"}`. An import reads the whole
+file, checks every line, the hash chain and every body against its digest before it writes
+anything, then inserts the rows as they were (same event ids, times and hashes) in one
+transaction: a round trip is byte-identical, and a tampered file is refused with the line at
+fault and no write.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-
-import sqlalchemy as sa
-from sqlalchemy.engine import Engine
 
 from events import (
     GENESIS_HASH,
@@ -28,14 +30,16 @@ from events import (
     verify_chain,
 )
 from events._arguments import brief
+from events._bodies import Body, body_digests, digest_of, join_bodies
 from events._canonical import hashed_json
 from store._append import Encoded, chain, check_session_id, event_row, fork_point_problem
-from store._engine import WRITE
+from store._bodies import pack_all, redactions, unpack
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
 from store._importers import json_object
-from store._rows import as_utc
-from store._schema import events, sessions
+from store._recorder import LostRace, NewSession, Recorder
+from store._rows import as_utc, chain_link
 
+_PAGE = 500
 _FIELDS = {
     "session_id": str,
     "seq": int,
@@ -47,7 +51,6 @@ _FIELDS = {
     "hash": str,
     "payload": dict,
 }
-_INSERT_CHUNK = 500
 
 
 def export_line(session_id: str, link: ChainLink) -> str:
@@ -67,14 +70,62 @@ def export_line(session_id: str, link: ChainLink) -> str:
     return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
-    """The session id and its links, every line checked and the chain verified;
-    `ImportRefused` naming the first bad line otherwise."""
+def export_lines(recorder: Recorder, session_id: str, head: int) -> Iterator[str]:
+    """The session's export: its events, then the bodies they reference, read a page at a
+    time."""
+    referenced: dict[str, None] = {}
+    for stored in recorder.events(session_id, 1, head):
+        link = chain_link(stored)
+        referenced.update(dict.fromkeys(body_digests(link.type, link.payload)))
+        yield export_line(session_id, link)
+    digests = list(referenced)
+    gone: dict[str, str] | None = None
+    for start in range(0, len(digests), _PAGE):
+        chunk = digests[start : start + _PAGE]
+        texts = {row.digest: unpack(row) for row in recorder.bodies(session_id, chunk)}
+        for digest in chunk:
+            if digest in texts:
+                yield _json_line({"body": digest, "text": texts[digest]})
+                continue
+            gone = redactions(recorder, session_id) if gone is None else gone
+            if digest in gone:
+                yield _json_line({"body": digest, "redacted": gone[digest]})
+
+
+def _json_line(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    """What an export file holds, checked: its session, its links, and its bodies' texts
+    (a redacted body maps to its placeholder, and is in `redacted`)."""
+
+    session_id: str
+    links: list[ChainLink]
+    texts: dict[str, str]
+    redacted: frozenset[str]
+
+    def bodies(self) -> list[Body]:
+        return [Body(d, t) for d, t in self.texts.items() if d not in self.redacted]
+
+
+def read_export(lines: Iterable[str]) -> Export:
+    """The session id, its links and its bodies, every line checked, the chain verified and
+    every body matched to its digest; `ImportRefused` naming the first bad line otherwise."""
     session_id: str | None = None
     links: list[ChainLink] = []
     line_numbers: list[int] = []  # the file line of each link
+    texts: dict[str, str] = {}
+    redacted: set[str] = set()
     for number, text in enumerate(lines, start=1):
         if not text.strip():
+            continue
+        if _is_body_line(text):
+            digest, body, is_redacted = _body(text, number)
+            texts[digest] = body
+            if is_redacted:
+                redacted.add(digest)
             continue
         envelope = _envelope(text, number)
         if session_id is None:
@@ -98,7 +149,51 @@ def read_export(lines: Iterable[str]) -> tuple[str, list[ChainLink]]:
         raise ImportRefused(
             f"the hash chain is broken at seq {report.first_broken_seq}: {report.reason}", line
         )
-    return session_id, links
+    _check_bodies(links, line_numbers, texts, redacted)
+    return Export(session_id, links, texts, frozenset(redacted))
+
+
+def _is_body_line(text: str) -> bool:
+    return text.lstrip().startswith('{"body":')
+
+
+def _body(text: str, number: int) -> tuple[str, str, bool]:
+    line = json_object(text, number, "a body line (a JSON object)")
+    digest, body, placeholder = line.get("body"), line.get("text"), line.get("redacted")
+    if not isinstance(digest, str) or len(line) != 2 or not isinstance(body or placeholder, str):
+        raise ImportRefused('a body line holds "body" and one of "text" or "redacted"', number)
+    if isinstance(placeholder, str):
+        return digest, placeholder, True
+    assert isinstance(body, str)
+    try:
+        matches = digest_of(body) == digest
+    except UnicodeEncodeError:
+        matches = False
+    if not matches:
+        raise ImportRefused(f"the body's text does not have its digest {brief(digest)}", number)
+    return digest, body, False
+
+
+def _check_bodies(
+    links: list[ChainLink], line_numbers: list[int], texts: dict[str, str], redacted: set[str]
+) -> None:
+    """Every body an event references is in the file, or named by a redaction in it."""
+    named = {
+        d
+        for link in links
+        if link.type == "ContentRedacted"
+        for d in link.payload.get("digests", ())
+    }
+    for link, number in zip(links, line_numbers, strict=True):
+        for digest in body_digests(link.type, link.payload):
+            if digest in redacted and digest not in named:
+                raise ImportRefused(
+                    f"body {digest} is marked redacted, but no redaction names it", number
+                )
+            if digest not in texts:
+                raise ImportRefused(
+                    f"the event references body {digest}, which the file lacks", number
+                )
 
 
 def dated_links(
@@ -118,36 +213,27 @@ def dated_links(
     return chain(session_id, batch, 0, GENESIS_HASH, kept)
 
 
-def insert_links(engine: Engine, session_id: str, links: list[ChainLink]) -> None:
+def insert_links(
+    recorder: Recorder, session_id: str, links: list[ChainLink], bodies: Iterable[Body] = ()
+) -> None:
     """Write a verified session as it was, in one transaction. `SessionExists` when the id is
     taken; `ImportRefused` when it is a fork whose parent this store does not hold."""
     started = decode_payload("SessionStarted", links[0].schema_version, links[0].payload)
     assert isinstance(started, SessionStarted)
-    with engine.connect().execution_options(**{WRITE: True}) as conn, conn.begin():
-        taken = conn.execute(sa.select(sessions.c.id).where(sessions.c.id == session_id)).first()
-        if taken is not None:
-            raise SessionExists(session_id)
-        _check_parent(conn, started)
-        conn.execute(
-            sessions.insert().values(
-                id=session_id,
-                title=started.title,
-                head_seq=links[-1].seq,
-                head_hash=links[-1].hash,
-                parent_id=started.parent_session_id,
-                parent_seq=started.parent_seq,
-                created_at=links[0].recorded_at,
-                updated_at=links[-1].recorded_at,
-            )
-        )
-        rows = [event_row(session_id, link, canonical_json(link.payload)) for link in links]
-        for start in range(0, len(rows), _INSERT_CHUNK):
-            conn.execute(events.insert(), rows[start : start + _INSERT_CHUNK])
-
-
-def _check_parent(conn: sa.Connection, started: SessionStarted) -> None:
+    if recorder.head(session_id) is not None:
+        raise SessionExists(session_id)
+    _check_parent(recorder, started)
+    rows = [event_row(session_id, link, canonical_json(link.payload)) for link in links]
+    new = NewSession(started.title, started.parent_session_id, started.parent_seq)
     try:
-        problem = fork_point_problem(conn, started)
+        recorder.write(session_id, None, rows, new, pack_all(bodies))
+    except LostRace:  # another writer took the id meanwhile
+        raise SessionExists(session_id) from None
+
+
+def _check_parent(recorder: Recorder, started: SessionStarted) -> None:
+    try:
+        problem = fork_point_problem(recorder, started)
     except UnknownSession:
         problem = f"the parent {brief(started.parent_session_id)} is not in this store"
     if problem is not None:
@@ -170,6 +256,14 @@ def _session_id(value: str, number: int) -> str:
         raise ImportRefused(str(exc), number) from None
 
 
+def _check_shape(event_type: str, schema_version: int, payload: dict[str, Any]) -> None:
+    """`InvalidEvent` unless the payload decodes (its bodies, which come later in the file,
+    stood in for by any text: they are only strings where they go)."""
+    stand_ins = {digest: "-" for digest in body_digests(event_type, payload)}
+    joined = join_bodies(event_type, copy.deepcopy(payload), stand_ins)  # the link keeps its own
+    decode_payload(event_type, schema_version, joined)
+
+
 def _link(envelope: Mapping[str, Any], number: int) -> ChainLink:
     try:
         recorded_at = as_utc(datetime.fromisoformat(envelope["recorded_at"]))
@@ -178,7 +272,7 @@ def _link(envelope: Mapping[str, Any], number: int) -> ChainLink:
             f"recorded_at {brief(envelope['recorded_at'])} is not a time", number
         ) from None
     try:
-        decode_payload(envelope["type"], envelope["schema_version"], envelope["payload"])
+        _check_shape(envelope["type"], envelope["schema_version"], envelope["payload"])
         storable = canonical_json(envelope["payload"]) == hashed_json(envelope["payload"])
     except InvalidEvent as exc:  # unknown types, newer schema versions, wrong shapes
         raise ImportRefused(str(exc), number) from None

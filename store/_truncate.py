@@ -13,15 +13,17 @@ from events import Direction, Truncation
 def truncate(
     output: str, *, max_lines: int, max_bytes: int, direction: Direction, part_id: str
 ) -> Truncation | None:
-    """The truncated view of `output`, or `None` when it fits both limits."""
-    lines = _lines(output)
-    total_bytes = len(output.encode("utf-8"))
-    if len(lines) <= max_lines and total_bytes <= max_bytes:
+    """The truncated view of `output`, or `None` when it fits both limits. Only the lines that
+    can be shown are split off, so a 100 MB output costs a count of its newlines, not a copy
+    of each line."""
+    total_bytes = _utf8_size(output)
+    total_lines = output.count("\n") + (0 if output.endswith("\n") or not output else 1)
+    if total_lines <= max_lines and total_bytes <= max_bytes:
         return None
-    ordered = lines if direction == "head" else lines[::-1]
+    ordered = _first_lines(output, max_lines, max_bytes, reverse=direction == "tail")
     kept: list[str] = []
     size = 0
-    for line in ordered[:max_lines]:
+    for line in ordered:
         line_bytes = len(line.encode("utf-8"))
         if size + line_bytes > max_bytes:
             break
@@ -32,7 +34,7 @@ def truncate(
     if direction == "tail":
         kept.reverse()
     shown = "".join(kept)
-    omitted_lines = len(lines) - len(kept)
+    omitted_lines = total_lines - len(kept)
     omitted_bytes = total_bytes - len(shown.encode("utf-8"))
     where = "after this" if direction == "head" else "before this"
     notice = (
@@ -53,12 +55,31 @@ def truncate(
     )
 
 
-def _lines(text: str) -> list[str]:
-    """Lines with their newline; a final line without one counts too."""
-    pieces = text.split("\n")
-    lines = [piece + "\n" for piece in pieces[:-1]]
-    if pieces[-1]:
-        lines.append(pieces[-1])
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _first_lines(text: str, max_lines: int, max_bytes: int, *, reverse: bool) -> list[str]:
+    """Up to `max_lines` lines (with their newlines) from the start of `text`, or from its
+    end in reverse order, stopping once they hold more than `max_bytes` characters (each is
+    at least a byte, so no line past that could be shown)."""
+    lines: list[str] = []
+    chars = 0
+    if not reverse:
+        start = 0
+        while start < len(text) and len(lines) < max_lines and chars <= max_bytes:
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end + 1
+            lines.append(text[start:end])
+            chars += end - start
+            start = end
+        return lines
+    end = len(text)
+    while end > 0 and len(lines) < max_lines and chars <= max_bytes:
+        start = text.rfind("\n", 0, end - 1) + 1 if end > 1 else 0
+        lines.append(text[start:end])
+        chars += end - start
+        end = start
     return lines
 
 

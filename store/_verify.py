@@ -7,6 +7,8 @@ checked against the events here:
 - the `sessions` row: head seq and hash, title, parent and fork point, as `SessionStarted`
   recorded them (a rewritten head could hide a deleted tail);
 - a fork's link: the parent's event at the fork point still has the hash the fork names;
+- every body its events reference: stored, with bytes that have its digest (the chain covers
+  the digest), or deleted by a redaction of the session;
 - every stored snapshot: the session is folded again from its first event, and each snapshot
   must equal the fold at its seq (a snapshot is a cache that resume would otherwise serve);
 - a checkpoint taken earlier (`Checkpoint`, the way a transparency log's checkpoint works):
@@ -18,23 +20,26 @@ checked against the events here:
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import sqlalchemy as sa
-
 from events import ChainLink, SessionStarted, decode_payload, verify_chain
+from events._bodies import body_digests, digest_of
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._snapshot import parse_snapshot
-from store._append import event_hash_at
+from store._bodies import redactions, unpack
 from store._errors import InvalidCheckpoint
+from store._recorder import Recorder
 from store._replay import events_of, load_fold
-from store._rows import chain_link
-from store._schema import events, sessions, snapshots
+from store._rows import SessionInfo, chain_link
 
 CHECKPOINT_FORMAT = "sessionstore-checkpoint"
+_BODIES_PER_READ = 200
+MAX_SEQ = 2**31 - 1
+"""The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,33 +130,27 @@ def _head(item: Any) -> SessionHead:
     return SessionHead(session_id, seq, digest)
 
 
-def session_ids(conn: sa.Connection) -> list[str]:
-    """Every session id the store holds anything of: in `events` or in `sessions`."""
-    query = sa.union(sa.select(events.c.session_id).distinct(), sa.select(sessions.c.id))
-    return sorted(str(row[0]) for row in conn.execute(query))
-
-
-def holds(conn: sa.Connection, session_id: str) -> bool:
+def holds(recorder: Recorder, session_id: str) -> bool:
     """Whether the store holds anything of the session: its row or any of its events."""
-    in_sessions = sa.select(sessions.c.id).where(sessions.c.id == session_id)
-    in_events = sa.select(events.c.session_id).where(events.c.session_id == session_id).limit(1)
-    return conn.execute(in_sessions).first() is not None or (
-        conn.execute(in_events).first() is not None
-    )
+    if recorder.session(session_id) is not None:
+        return True
+    return next(recorder.events(session_id, 1, MAX_SEQ), None) is not None
 
 
 def verify_session(
-    conn: sa.Connection, session_id: str, checkpoint: SessionHead | None = None
+    recorder: Recorder, session_id: str, checkpoint: SessionHead | None = None
 ) -> VerifyReport:
     """Everything `verify` checks of one session (see the module docstring)."""
-    row = conn.execute(sa.select(sessions).where(sessions.c.id == session_id)).first()
-    query = sa.select(events).where(events.c.session_id == session_id).order_by(events.c.seq)
+    row = recorder.session(session_id)
     first: list[ChainLink] = []
     last: list[ChainLink] = []
     at_checkpoint: list[ChainLink] = []
+    referenced: dict[str, int] = {}  # digest -> the first seq that references it
 
     def watched(links: Iterator[ChainLink]) -> Iterator[ChainLink]:
         for link in links:
+            for digest in body_digests(link.type, link.payload):
+                referenced.setdefault(digest, link.seq)
             if not first:
                 first.append(link)
             if checkpoint is not None and link.seq == checkpoint.seq:
@@ -159,11 +158,10 @@ def verify_session(
             last[:] = [link]
             yield link
 
-    rows = conn.execution_options(yield_per=1000).execute(query)
     chain = verify_chain(
         session_id,
-        watched(chain_link(r) for r in rows),
-        head_seq=row.head_seq if row is not None else None,
+        watched(chain_link(stored) for stored in recorder.events(session_id, 1, MAX_SEQ)),
+        head_seq=row.version if row is not None else None,
         head_hash=row.head_hash if row is not None else None,
     )
     problems: list[str] = []
@@ -177,13 +175,14 @@ def verify_session(
     else:
         problems.extend(_row_problems(row, started))
     if started is not None:
-        problems.extend(_fork_problems(conn, started))
+        problems.extend(_fork_problems(recorder, started))
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(checkpoint, at_checkpoint, last))
+    problems.extend(body_problems(recorder, session_id, referenced))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
     if chain.ok and started is not None:
         try:
-            bad_snapshots = tuple(snapshot_problems(conn, session_id, started))
+            bad_snapshots = tuple(snapshot_problems(recorder, session_id, started))
         except ValueError as exc:  # an event the fold cannot read: no snapshot can be trusted
             problems.append(f"its events cannot be folded to check its snapshots: {exc}")
     head = SessionHead(session_id, last[0].seq, last[0].hash) if chain.ok and last else None
@@ -215,7 +214,7 @@ def _started(link: ChainLink) -> SessionStarted | None:
     return payload if isinstance(payload, SessionStarted) else None
 
 
-def _row_problems(row: Any, started: SessionStarted) -> Iterator[str]:
+def _row_problems(row: SessionInfo, started: SessionStarted) -> Iterator[str]:
     recorded = {
         "title": started.title,
         "parent_id": started.parent_session_id,
@@ -229,11 +228,11 @@ def _row_problems(row: Any, started: SessionStarted) -> Iterator[str]:
             )
 
 
-def _fork_problems(conn: sa.Connection, started: SessionStarted) -> Iterator[str]:
+def _fork_problems(recorder: Recorder, started: SessionStarted) -> Iterator[str]:
     parent = started.parent_session_id
     if parent is None or started.parent_seq is None:
         return
-    found = event_hash_at(conn, parent, started.parent_seq)
+    found = recorder.event_hash(parent, started.parent_seq)
     if found is None:
         yield f"it forks {parent!r} at seq {started.parent_seq}, which the store does not hold"
     elif started.parent_hash is not None and found != started.parent_hash:
@@ -241,6 +240,35 @@ def _fork_problems(conn: sa.Connection, started: SessionStarted) -> Iterator[str
             f"it forks {parent!r} at seq {started.parent_seq}, but that event's hash is not "
             "the parent_hash it recorded: the parent's history changed"
         )
+
+
+def body_problems(
+    recorder: Recorder, session_id: str, referenced: Mapping[str, int]
+) -> Iterator[str]:
+    """Each body the session's events reference is stored with bytes that have its digest,
+    or was deleted by a redaction of the session."""
+    if not referenced:
+        return
+    gone = redactions(recorder, session_id)
+    digests = [d for d in referenced if d not in gone]
+    found: set[str] = set()
+    for start in range(0, len(digests), _BODIES_PER_READ):
+        for row in recorder.bodies(session_id, digests[start : start + _BODIES_PER_READ]):
+            found.add(row.digest)
+            try:
+                text = unpack(row)
+                intact = digest_of(text) == row.digest and row.size == len(text.encode("utf-8"))
+            except (ValueError, zlib.error):  # not zlib, not UTF-8, an unknown compression
+                intact = False
+            if not intact:
+                seq = referenced[row.digest]
+                yield f"the body {row.digest} (event {seq}) does not have its digest"
+    for digest in digests:
+        if digest not in found:
+            yield (
+                f"event {referenced[digest]} references body {digest}, which is not stored "
+                "and no redaction deleted"
+            )
 
 
 def _checkpoint_problems(
@@ -260,27 +288,19 @@ def _checkpoint_problems(
 
 
 def snapshot_problems(
-    conn: sa.Connection, session_id: str, started: SessionStarted
+    recorder: Recorder, session_id: str, started: SessionStarted
 ) -> Iterator[tuple[int, str]]:
     """(seq, why) for each stored snapshot of the session that is not the fold at its seq,
     found by folding the session again from its first event."""
-    stored = conn.execute(
-        sa.select(snapshots.c.seq, sa.cast(snapshots.c.state, sa.Text))
-        .where(
-            snapshots.c.session_id == session_id,
-            snapshots.c.projection == PROJECTION,
-            snapshots.c.projection_version == PROJECTION_VERSION,
-        )
-        .order_by(snapshots.c.seq)
-    ).all()
+    stored = recorder.snapshots(session_id, PROJECTION, PROJECTION_VERSION)
     if not stored:
         return
     wanted: dict[int, str] = {int(seq): text for seq, text in stored}
     fold = ContextFold()
     if started.parent_session_id is not None and started.parent_seq is not None:
         parent = started.parent_session_id, started.parent_seq
-        fold = load_fold(conn, *parent, use_snapshots=False).fold
-    for event in events_of(conn, session_id, 1, max(wanted)):
+        fold = load_fold(recorder, *parent, use_snapshots=False).fold
+    for event in events_of(recorder, session_id, 1, max(wanted)):
         fold.apply(event)
         text = wanted.pop(event.seq, None)
         if text is not None:

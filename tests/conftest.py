@@ -1,9 +1,17 @@
-"""Backends for the contract suite: every test that takes `backend` or `store` runs on SQLite
-and on PostgreSQL.
+"""Backends for the contract suite: every test that takes `backend` or `store` runs on SQLite,
+on PostgreSQL, and on PostgreSQL with every table hash-partitioned (`postgresql-partitioned`).
 
 PostgreSQL is reached at `$SESSIONSTORE_TEST_POSTGRES_URL` (default: the CI machine's server);
 each test gets a fresh schema, dropped afterwards. With no server the PostgreSQL cases skip
 with the reason, except under `CI=true`, where they fail: CI must run them.
+
+The partitioned backend's URL carries `partitions=4`, so every store, CLI run, subprocess and
+`alembic upgrade head` of a test creates its schema partitioned, as a deployment would. Its
+`name` is "postgresql" (what a test that asks for the dialect wants to know); `partitions` says
+which layout it is. A few tests are skipped on it, each with its reason (`NOT_ON_PARTITIONED`):
+those about the unpartitioned layout itself (the exact list of tables, `alembic check` against
+`store/_schema.py`: partitions are tables too; tests/recorders/test_partitioned_postgres.py
+checks that layout), and the argument fuzzer, which opens the URL with a plain engine.
 """
 
 from __future__ import annotations
@@ -25,6 +33,21 @@ from store import SessionStore
 POSTGRES_URL = os.environ.get(
     "SESSIONSTORE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+TEST_PARTITIONS = 4
+"""Partitions per table of the partitioned backend: enough that sessions land in different
+ones, few enough that creating a schema per test stays quick."""
+BACKENDS = ("sqlite", "postgresql", "postgresql-partitioned")
+
+NOT_ON_PARTITIONED = {
+    "test_opening_an_empty_database_migrates_it_to_head": "it lists the tables exactly",
+    "test_downgrade_to_base_and_upgrade_again": "it lists the tables exactly",
+    "test_the_revisions_match_the_declared_tables": "alembic check would report each partition",
+    "test_any_call_with_any_arguments_raises_only_typed_errors_and_writes_nothing_then": (
+        "it builds an engine of its own from the URL, whose driver refuses sessionstore's "
+        "`partitions` option; its subject is arguments, not storage"
+    ),
+}
+"""Tests of the behaviour suite that the partitioned backend skips, and why."""
 
 
 @dataclass(frozen=True)
@@ -33,10 +56,13 @@ class Backend:
 
     name: str
     url: str
+    partitions: int | None = None
+    """Hash partitions per table (PostgreSQL), `None` for plain tables."""
 
     def raw_engine(self) -> sa.Engine:
         """A plain engine, outside the store, for doing what the store would not."""
-        return sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+        url = sa.make_url(self.url).difference_update_query(["partitions"])
+        return sa.create_engine(url, poolclass=sa.pool.NullPool)
 
     def execute(self, sql: str, **params: Any) -> None:
         engine = self.raw_engine()
@@ -113,8 +139,10 @@ def sqlite_backend(tmp_path: Path) -> Backend:
 
 @contextmanager
 def fresh_database(name: str, folder: Path) -> Iterator[Backend]:
-    """An empty database of backend `name`: a new SQLite file in `folder`, or a new PostgreSQL
-    schema, dropped afterwards."""
+    """An empty database of backend `name` (one of `BACKENDS`): a new SQLite file in
+    `folder`, or a new PostgreSQL schema, dropped afterwards, whose URL asks for partitioned
+    tables for "postgresql-partitioned"."""
+    assert name in BACKENDS, name
     if name == "sqlite":
         yield Backend("sqlite", f"sqlite:///{folder / f'{uuid.uuid4().hex}.db'}")
         return
@@ -123,9 +151,13 @@ def fresh_database(name: str, folder: Path) -> Iterator[Backend]:
     admin = sa.create_engine(POSTGRES_URL, poolclass=sa.pool.NullPool)
     with admin.begin() as conn:
         conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    url = sa.make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
+    query = {"options": f"-csearch_path={schema}"}
+    partitions = TEST_PARTITIONS if name == "postgresql-partitioned" else None
+    if partitions is not None:
+        query["partitions"] = str(partitions)
+    url = sa.make_url(POSTGRES_URL).update_query_dict(query)
     try:
-        yield Backend("postgresql", url.render_as_string(hide_password=False))
+        yield Backend("postgresql", url.render_as_string(hide_password=False), partitions)
     finally:
         with admin.begin() as conn:
             conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
@@ -138,9 +170,23 @@ def postgres_backend(tmp_path: Path) -> Iterator[Backend]:
         yield backend
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture
+def partitioned_postgres_backend(tmp_path: Path) -> Iterator[Backend]:
+    with fresh_database("postgresql-partitioned", tmp_path) as backend:
+        yield backend
+
+
+@pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Backend:
-    fixture = "sqlite_backend" if request.param == "sqlite" else "postgres_backend"
+    if request.param == "postgresql-partitioned":
+        why = NOT_ON_PARTITIONED.get(request.function.__name__)
+        if why is not None:
+            pytest.skip(f"not on partitioned tables: {why}")
+    fixture = {
+        "sqlite": "sqlite_backend",
+        "postgresql": "postgres_backend",
+        "postgresql-partitioned": "partitioned_postgres_backend",
+    }[request.param]
     result: Backend = request.getfixturevalue(fixture)
     return result
 

@@ -10,7 +10,7 @@ from bench.mix import Msg
 from bench.peers import Store
 from projections import context_of
 from store import Session, SessionStore, ToolCall
-from store._engine import SqliteSynchronous
+from store._sqlite import SqliteSynchronous
 
 
 class SessionStoreNormal(Store):
@@ -81,7 +81,7 @@ class SessionStoreNormal(Store):
 
     def from_scratch(self, session_id: str) -> int:
         store = self.store
-        fold = store._fold_from_scratch(session_id, store.version(session_id))
+        fold = store._log.fold_from_scratch(session_id, store.version(session_id))
         return len(context_of(fold).messages)
 
 

@@ -11,8 +11,7 @@ import click
 import sqlalchemy as sa
 from rich.console import Console, RenderableType
 
-from store._engine import resolve_url
-from store._migrate import sqlite_file
+from store._backends import database_file, resolve_url
 from store._store import SessionStore
 
 DB_HELP = "Database URL (default: $SESSIONSTORE_URL, else sqlite:///sessions.db)."
@@ -57,7 +56,7 @@ class Cli:
 
     def refuse_missing_file(self) -> None:
         """A SQLite file that is not there is a mistyped path, not a wish for a new store."""
-        path = sqlite_file(self.url)
+        path = database_file(self.url)
         if path is not None and path.parent.is_dir() and not path.exists():
             raise click.ClickException(
                 f"no database at {path}: read-only commands create none "

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from rich.progress import Progress
 
 from projections import diff_contexts
+from store._backends import open_recorder, resolve_url
 from store._cli import _views as views
 from store._cli._app import (
     DB_HELP,
@@ -25,8 +26,8 @@ from store._cli._app import (
     pass_cli,
 )
 from store._demo import run_demo
-from store._engine import make_engine, resolve_url, unavailable
-from store._migrate import current_revision, database_state, head_revision, refuse_foreign, upgrade
+from store._migrate import head_revision, refuse_foreign, upgrade
+from store._postgres import MAX_PARTITIONS, PARTITIONS
 from store._verify import Checkpoint
 
 
@@ -147,6 +148,30 @@ def replay_point(value: str | None) -> int | datetime | None:
             "(2026-11-23T12:00:00, UTC unless it names a zone)"
         ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.argument("part_ids", nargs=-1, metavar="[PART]...")
+@click.option("--reason", required=True, help="Shown where the content was: [redacted: REASON].")
+@json_option
+@pass_cli
+def redact(
+    app: Cli, session_id: str, part_ids: tuple[str, ...], reason: str, as_json: bool
+) -> None:
+    """Delete what parts said, for good (every part of the session when none is named): their
+    bytes leave the database, the chain still verifies."""
+    if part_ids:
+        event = app.store.session(session_id).redact(part_ids, reason=reason)
+    else:
+        event = app.store.purge(session_id, reason=reason)
+    redacted = list(event.payload.part_ids) if event else []  # type: ignore[attr-defined]
+    if as_json:
+        app.json({"seq": event.seq if event else None, "part_ids": redacted})
+    elif event is None:
+        click.echo("nothing to redact: all of it is redacted already")
+    else:
+        click.echo(f"redacted {len(redacted)} parts at seq {event.seq}")
 
 
 @cli.command()
@@ -388,7 +413,8 @@ def stats(app: Cli, as_json: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File.")
 @pass_cli
 def export_session(app: Cli, session_id: str, output: Path | None) -> None:
-    """Write the session's events as JSONL (one envelope per line, hashes included)."""
+    """Write the session's events as JSONL (one envelope per line, hashes included), then the
+    bodies they reference (one per line)."""
     if output is not None:
         _check_folder(output)
     lines = app.reader.export_session(session_id)
@@ -397,7 +423,9 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
             click.echo(line)
         return
     count = _write_lines(output, lines)
-    click.echo(f"wrote {count} events of {session_id} to {output}", err=True)
+    events = app.reader.version(session_id)
+    bodies = f" and {count - events:,} bodies" if count > events else ""
+    click.echo(f"wrote {events} events{bodies} of {session_id} to {output}", err=True)
 
 
 def _sessions(count: int) -> str:
@@ -494,19 +522,36 @@ def db() -> None:
 
 
 @db.command("upgrade")
+@click.option(
+    "--partitions",
+    type=click.IntRange(1, MAX_PARTITIONS),
+    metavar="N",
+    help="PostgreSQL: create every table hash-partitioned by session into N partitions "
+    "(chosen when the schema is created; the same as the URL option partitions=N).",
+)
 @pass_cli
-def db_upgrade(app: Cli) -> None:
+def db_upgrade(app: Cli, partitions: int | None) -> None:
     """Migrate the database to this version's schema (creating it when it is empty)."""
-    engine = make_engine(app.url)
+    recorder = open_recorder(app.url if partitions is None else _asking(app.url, partitions))
     try:
-        upgrade(engine)
-        with engine.connect() as conn:
-            current = current_revision(conn)
-    except sa.exc.OperationalError as exc:
-        raise unavailable(engine.url, exc) from None
+        upgrade(recorder)
+        current = recorder.database_state().revision
     finally:
-        engine.dispose()
+        recorder.close()
     _show_revision(current)
+
+
+def _asking(url: str, partitions: int) -> str:
+    """`url` with the option `partitions=N` (a URL that names another N is refused)."""
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        return url  # the recorder says what is wrong with it
+    if parsed.query.get(PARTITIONS, str(partitions)) != str(partitions):
+        raise click.UsageError(f"--partitions {partitions} and the URL's {PARTITIONS}= differ")
+    return parsed.update_query_dict({PARTITIONS: str(partitions)}).render_as_string(
+        hide_password=False
+    )
 
 
 @db.command("current")
@@ -514,14 +559,12 @@ def db_upgrade(app: Cli) -> None:
 def db_current(app: Cli) -> None:
     """Show the database's schema revision (changing nothing)."""
     app.refuse_missing_file()
-    engine = make_engine(app.url)
+    recorder = open_recorder(app.url)
     try:
-        state = database_state(engine)
-    except sa.exc.OperationalError as exc:
-        raise unavailable(engine.url, exc) from None
+        state = recorder.database_state()
     finally:
-        engine.dispose()
-    refuse_foreign(state, engine.url)
+        recorder.close()
+    refuse_foreign(state, recorder.url)
     _show_revision(state.revision)
 
 

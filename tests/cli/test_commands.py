@@ -4,6 +4,7 @@ on a small session with fixed ids and times; exact output."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -170,8 +171,9 @@ def test_prune_then_restore_and_diff_say_what_changed(cli: Cli) -> None:
     assert cli("prune", "s1").out == f"pruned 1 outputs, freed {plan['tokens_freed']:,} tokens\n"
     pruned = json.loads(cli("context", "s1", "--format", "json").out)
     placeholder = pruned[2]["parts"][0]["output"]
-    assert placeholder.startswith("[Output pruned at 2026-11-23T") and placeholder.endswith(
-        "restore with part id t1.r]"
+    assert re.fullmatch(
+        r"\[Output pruned at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; restore with part id t1\.r\]",
+        placeholder,
     )
     diff = cli("diff", "s1", "--from", "10", "--to", "11").out.splitlines()
     assert diff == [
@@ -297,14 +299,15 @@ def test_bad_options_and_unknown_ids_are_one_line(cli: Cli) -> None:
 
 def test_db_commands_report_the_revision(cli: Cli) -> None:
     current = cli("db", "current")
-    assert current.code == 0 and current.out.startswith("database at 0001")
+    assert current.code == 0 and current.out.startswith("database at 0002")
     assert cli("db", "upgrade").out == current.out
 
 
 def test_export_and_import_round_trip_through_files(cli: Cli, tmp_path: Path) -> None:
     exported = tmp_path / "s1.jsonl"
     run = cli("export", "s1", "-o", str(exported))
-    assert (run.code, run.out, run.err) == (0, "", f"wrote 10 events of s1 to {exported}\n")
+    wrote = f"wrote 10 events and 7 bodies of s1 to {exported}\n"
+    assert (run.code, run.out, run.err) == (0, "", wrote)
     assert exported.read_text().splitlines() == cli("export", "s1").out.splitlines()
     other = Cli(f"sqlite:///{tmp_path / 'other.db'}", cli.capsys)
     imported = other("import", str(exported))
@@ -461,3 +464,39 @@ def test_every_user_error_is_one_line(cli: Cli, tmp_path: Path) -> None:
 def test_debug_anywhere_lets_the_traceback_through(cli: Cli) -> None:
     with pytest.raises(UnknownSession):
         main(["--db", cli.url, "show", "nope", "--debug"])
+
+
+def test_redact_deletes_a_part_and_the_session_still_verifies(cli: Cli) -> None:
+    shown = json.loads(cli("context", "s1", "--format", "openai").out)
+    tool_message = next(m for m in shown if m["role"] == "tool")
+    [part_id] = _tool_part_ids(json.loads(cli("show", "s1", "--json").out))
+    assert tool_message["content"]
+    run = cli("redact", "s1", part_id, "--reason", "leaked", "--json")
+    assert (run.code, json.loads(run.out)["part_ids"]) == (0, [part_id])
+    after = json.loads(cli("context", "s1", "--format", "openai").out)
+    assert next(m for m in after if m["role"] == "tool")["content"] == "[redacted: leaked]"
+    assert after[0] == shown[0]  # the rest is as it was
+    assert cli("verify", "s1").code == 0
+    everything = cli("redact", "s1", "--reason", "user asked")
+    assert everything.out.startswith("redacted ")
+    assert (
+        cli("redact", "s1", "--reason", "again").out
+        == "nothing to redact: all of it is redacted already\n"
+    )
+
+
+def _tool_part_ids(shown: object) -> list[str]:
+    found: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            if value.get("type") == "tool_result" and isinstance(value.get("id"), str):
+                found.append(value["id"])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(shown)
+    return found[:1]

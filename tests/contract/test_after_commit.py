@@ -46,7 +46,7 @@ def test_an_append_whose_snapshot_meets_a_locked_database_returns_and_is_stored_
         with write_locked(path):  # the real driver error: "database is locked"
             save_snapshot(*args)
 
-    monkeypatch.setattr("store._store.save_snapshot", save_while_another_process_writes)
+    monkeypatch.setattr("store._log.save_snapshot", save_while_another_process_writes)
     with caplog.at_level(logging.WARNING, logger="sessionstore"):
         message = s.append_user("stored once")
 
@@ -67,7 +67,7 @@ def test_an_append_whose_snapshot_fails_in_any_way_still_returns(
     def broken(*_: Any) -> None:
         raise RuntimeError("a bug in the snapshot writer")
 
-    monkeypatch.setattr("store._store.save_snapshot", broken)
+    monkeypatch.setattr("store._log.save_snapshot", broken)
     with caplog.at_level(logging.WARNING, logger="sessionstore"):
         s.append_user("hello")
 
@@ -100,9 +100,9 @@ def test_a_raw_append_on_a_read_only_database_is_database_unavailable(tmp_path: 
 def test_a_raw_append_on_a_full_disk_is_database_unavailable(tmp_path: Path) -> None:
     store = SessionStore(f"sqlite:///{tmp_path / 's.db'}")
     store.append("s1", [SessionStarted()], expected_version=0)
-    store._engine.dispose()
+    store._recorder.engine.dispose()
 
-    @sa.event.listens_for(store._engine, "connect")
+    @sa.event.listens_for(store._recorder.engine, "connect")
     def no_room(dbapi_connection: Any, _record: Any) -> None:
         pages = dbapi_connection.execute("PRAGMA page_count").fetchone()[0]
         dbapi_connection.execute(f"PRAGMA max_page_count={pages}")

@@ -51,13 +51,15 @@ def test_a_long_output_is_truncated_on_append_and_restorable(store: SessionStore
         f"restore with part id {part.id}]"
     )
     assert part.tokens == tokens(part.truncation.shown)
-    assert part.truncation.output_tokens == tokens(output)
+    assert part.truncation.output_tokens is None  # the original is counted when it returns
     shown = s.context().messages[-1].parts[0]
     assert isinstance(shown, LiveToolResult) and shown.status == "truncated"
-    s.restore([part.id])
+    event = s.restore([part.id])
+    assert event is not None and event.payload.output_tokens == {part.id: tokens(output)}  # type: ignore[attr-defined]
     restored = s.context().messages[-1].parts[0]
     assert isinstance(restored, LiveToolResult)
     assert (restored.output, restored.tokens) == (output, tokens(output))
+    assert store.session(s.id).context() == s.context()  # the count is in the log
 
 
 def test_limits_can_be_set_per_tool_by_an_event(store: SessionStore) -> None:

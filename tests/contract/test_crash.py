@@ -121,6 +121,6 @@ def test_an_agent_killed_mid_run_resumes_with_the_identical_context(backend: Bac
         for version, digest in seen.items():
             context = resumed.context(at=version)
             assert hashlib.sha256(json.dumps(context.to_dicts()).encode()).hexdigest() == digest
-        scratch = context_of(store._fold_from_scratch(session_id, resumed.version))
+        scratch = context_of(store._log.fold_from_scratch(session_id, resumed.version))
         assert resumed.context() == scratch
         assert store.verify(session_id).ok

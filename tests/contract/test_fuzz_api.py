@@ -272,7 +272,12 @@ class World:
                     )
                 )
             ]
-        return events, sessions, snapshots
+            bodies = tuple(
+                conn.execute(
+                    sa.text("SELECT (SELECT count(*) FROM blobs), (SELECT count(*) FROM blob_refs)")
+                ).one()
+            )
+        return events, sessions, snapshots, bodies
 
     # What the store holds now, to draw plausible ids from. Hypothesis requires the shape of
     # what is drawn not to depend on outside state, so each draws an index, not a choice.
@@ -500,6 +505,11 @@ def session_calls(w: World, draw: Draw) -> dict[str, Callable[[], Call]]:
             s.restore,
             part_ids=draw(maybe(st.one_of(st.none(), st.lists(w.part_ids(), max_size=2)))),
         ),
+        "redact": lambda: call(
+            s.redact,
+            part_ids=draw(either(st.lists(w.part_ids(), max_size=2))),
+            reason=draw(either(texts)),
+        ),
         "revert": lambda: call(s.revert, to_message_id=draw(either(w.message_ids()))),
         "pin": lambda: call(s.pin, message_id=draw(either(w.message_ids()))),
         "unpin": lambda: call(s.unpin, message_id=draw(either(w.message_ids()))),
@@ -545,6 +555,7 @@ def store_calls(w: World, draw: Draw) -> dict[str, Callable[[], Call]]:
             st_.summaries, session_id=draw(maybe(st.one_of(st.none(), w.sessions())))
         ),
         "verify": lambda: call(st_.verify, session_id=session_id()),
+        "purge": lambda: call(st_.purge, session_id=session_id(), reason=draw(maybe(texts))),
         "export_session": lambda: call(
             lambda **a: list(st_.export_session(**a)), session_id=session_id()
         ),

@@ -17,7 +17,7 @@ from tests.builders import conversation
 from tests.conftest import Backend
 
 REPO = Path(__file__).resolve().parents[2]
-TABLES = {"alembic_version", "events", "sessions", "snapshots"}
+TABLES = {"alembic_version", "blob_refs", "blobs", "events", "sessions", "snapshots"}
 
 
 def table_names(backend: Backend) -> set[str]:
@@ -42,7 +42,7 @@ def test_opening_an_empty_database_migrates_it_to_head(backend: Backend) -> None
     with SessionStore(backend.url):
         pass
     assert table_names(backend) == TABLES
-    assert stored_revision(backend) == head_revision() == "0001"
+    assert stored_revision(backend) == head_revision() == "0002"
 
 
 def test_with_migrate_off_an_empty_database_is_refused_and_left_empty(backend: Backend) -> None:
@@ -61,7 +61,7 @@ def test_alembic_upgrade_head_works_from_the_repository(backend: Backend) -> Non
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert stored_revision(backend) == "0001"
+    assert stored_revision(backend) == "0002"
     with SessionStore(backend.url, migrate=False) as store:  # at head: opens without migrating
         store.append("s1", conversation(turns=1), expected_version=0)
     with pytest.raises(sa.exc.DatabaseError, match="append-only"):
@@ -108,4 +108,4 @@ def test_processes_opening_one_empty_database_together_all_succeed(backend: Back
     ]
     errors = [p.communicate(timeout=120)[1] for p in processes]
     assert [p.returncode for p in processes] == [0, 0, 0], errors
-    assert stored_revision(backend) == "0001"
+    assert stored_revision(backend) == "0002"

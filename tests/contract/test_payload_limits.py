@@ -7,6 +7,7 @@ check would refuse too: these tests pin both halves (never called, never stricte
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import store._append as store_append
-import store._session
+import store._session as store_session
 from store import PayloadTooLarge, Session, SessionStore, ToolCall
 from tests.builders import started, user
 from tests.conftest import Backend
@@ -38,7 +39,16 @@ def forbid_counting_and_cutting(monkeypatch: pytest.MonkeyPatch) -> None:
     that copy the text)."""
     monkeypatch.setattr(tiktoken.Encoding, "encode_ordinary", forbidden)
     monkeypatch.setattr(tiktoken.Encoding, "encode", forbidden)
-    monkeypatch.setattr(store._session, "truncate", forbidden)
+    monkeypatch.setattr(store_session, "truncate", forbidden)
+
+
+@pytest.fixture
+def store(backend: Backend) -> Iterator[SessionStore]:
+    """A store with a 16 MiB limit, which 50 MB is over (the default, 256 MiB, takes a 100 MB
+    output)."""
+    opened = SessionStore(backend.url, max_payload_bytes=16 * 1024 * 1024)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture
@@ -84,7 +94,7 @@ def test_a_raw_append_of_fifty_megabytes_is_refused_before_it_is_encoded(
 ) -> None:
     store.append("s1", [started()], expected_version=0)
     before = backend.table_rows()
-    monkeypatch.setattr(store_append, "encode_payload", forbidden)  # the copy to JSON
+    monkeypatch.setattr(store_append, "encode_event", forbidden)  # the copy to JSON
 
     with pytest.raises(PayloadTooLarge, match="over the store's limit of 16,777,216"):
         store.append("s1", [user(fifty_megabytes())], expected_version=1)
@@ -122,19 +132,22 @@ def test_text_just_under_the_limit_is_still_appended(backend: Backend, text: str
         assert limited.verify(session.id).ok
 
 
-def test_text_that_fits_but_whose_json_escaping_does_not_is_still_refused(
-    backend: Backend,
-) -> None:
-    """Control characters are 1 byte of UTF-8 and 6 of JSON (`\\u0001`): the exact check after
-    encoding catches what the early bound cannot see."""
+def test_content_counts_by_its_utf8_bytes_not_by_its_json_escaping(backend: Backend) -> None:
+    """Control characters are 1 byte of UTF-8 and 6 of JSON (`\\u0001`): a message's text is a
+    body, stored and measured as its UTF-8 bytes, so 6,000 of them fit a 10,000-byte limit and
+    7,000 of them plus the event's own JSON do not."""
     with SessionStore(backend.url, max_payload_bytes=10_000) as limited:
         session = limited.create_session(model="m")
+        message = session.append_user("\x01" * 6_000)
         before = backend.table_rows()
 
-        with pytest.raises(PayloadTooLarge, match="payload is 36,"):
-            session.append_user("\x01" * 6_000)
+        with pytest.raises(PayloadTooLarge, match="payload is 10,"):
+            session.append_user("\x01" * 9_900)
 
         assert backend.table_rows() == before
+        resumed = limited.session(session.id).context().messages[-1].parts[0]
+        assert resumed.text == "\x01" * 6_000  # type: ignore[union-attr]
+        assert message.parts[0].text == "\x01" * 6_000  # type: ignore[union-attr]
 
 
 pieces = st.lists(
@@ -165,7 +178,31 @@ def test_the_early_check_refuses_exactly_what_the_exact_check_refuses(
     with SessionStore(sqlite_backend.url, max_payload_bytes=2_000) as limited:
         with_check = outcome(limited)
         with monkeypatch.context() as patched:
-            patched.setattr(store._session, "check_text_size", lambda *_args: None)
+            patched.setattr(store_session, "check_text_size", lambda *_args: None)
             without_check = outcome(limited)
 
     assert with_check == without_check
+
+
+def test_an_output_over_the_old_16_mib_limit_is_stored_whole_and_shown_cut(
+    backend: Backend,
+) -> None:
+    """The default store takes what the earlier one refused: the original is a compressed body,
+    the model is shown the truncated view (the only text counted at append), and a restore
+    brings back every byte, counted then."""
+    output = "".join(
+        f"{n:08d} compiling crate_{n % 977} v0.{n % 13}.{n % 7}\n" for n in range(480_000)
+    )
+    assert len(output) > 16 * 1024 * 1024
+    with SessionStore(backend.url) as default:
+        s = default.create_session(model="m")
+        s.append_assistant("", tool_calls=[ToolCall(id="c1", name="bash", input={"cmd": "make"})])
+        part = s.append_tool_result("c1", output).parts[0]
+        assert part.truncation is not None and part.truncation.output_tokens is None  # type: ignore[union-attr]
+        assert len(part.truncation.shown.encode()) < 52 * 1024  # type: ignore[union-attr]
+        resumed = default.session(s.id)
+        event = resumed.restore([part.id])
+        assert event is not None
+        restored = resumed.context().messages[-1].parts[0]
+        assert restored.output == output  # type: ignore[union-attr]
+        assert default.verify(s.id).ok

@@ -452,10 +452,9 @@ def test_a_snapshot_that_does_not_match_its_event_is_ignored(backend: Backend) -
     store = SessionStore(backend.url, snapshot_every=100)
     s = store.create_session(model="m")
     captured = agent_turns(s, 1)
-    store._save_snapshot(store._fold_at(s.id, 3))
+    store._log.save_snapshot(store._log.fold_at(s.id, 3))
     backend.execute("UPDATE snapshots SET seq = 4")  # claims to stand where it does not
-    with store._engine.connect() as conn:
-        assert load_fold(conn, s.id, 5).snapshot_seq is None
+    assert load_fold(store._recorder, s.id, 5).snapshot_seq is None
     assert [s.context(at=k) for k in (4, 5)] == captured[3:5]
     store.close()
 
@@ -464,10 +463,10 @@ def test_resume_starts_from_the_newest_snapshot(backend: Backend) -> None:
     store = SessionStore(backend.url, snapshot_every=4)
     s = store.create_session(model="m")
     captured = agent_turns(s, 3)  # seq 1..9: snapshots at 4 and 8
-    with store._engine.connect() as conn:
-        assert load_fold(conn, s.id, 9).snapshot_seq == 8
-        assert load_fold(conn, s.id, 7).snapshot_seq == 4
-        assert load_fold(conn, s.id, 3).snapshot_seq is None
-        assert load_fold(conn, s.id, 9, use_snapshots=False).snapshot_seq is None
+    recorder = store._recorder
+    assert load_fold(recorder, s.id, 9).snapshot_seq == 8
+    assert load_fold(recorder, s.id, 7).snapshot_seq == 4
+    assert load_fold(recorder, s.id, 3).snapshot_seq is None
+    assert load_fold(recorder, s.id, 9, use_snapshots=False).snapshot_seq is None
     assert store.session(s.id).context() == captured[-1]
     store.close()

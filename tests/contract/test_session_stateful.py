@@ -478,15 +478,14 @@ class SessionMachine(RuleBasedStateMachine):
     @invariant()
     def snapshot_and_tail_equal_the_full_fold(self) -> None:
         version = self.s.version
-        with_snapshots = context_of(self.store._fold_at(self.s.id, version))
-        from_scratch = context_of(self.store._fold_from_scratch(self.s.id, version))
+        with_snapshots = context_of(self.store._log.fold_at(self.s.id, version))
+        from_scratch = context_of(self.store._log.fold_from_scratch(self.s.id, version))
         assert with_snapshots == from_scratch == self.s.context()
         assert self.s._fold.tokens == self.s.tokens == sum(m.tokens for m in from_scratch.messages)
 
     @invariant()
     def valid_snapshots_are_used(self) -> None:
-        with self.store._engine.connect() as conn:
-            loaded = load_fold(conn, self.s.id, self.s.version)
+        loaded = load_fold(self.store._recorder, self.s.id, self.s.version)
         own_events = self.s.version
         assert loaded.snapshot_seq is not None or own_events < 3
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import store._store
+import store._log
 from events import (
     CompressionChanged,
     CompressionConfig,
@@ -82,7 +82,7 @@ def test_a_raw_session_start_with_an_invalid_config_is_refused(
 
 def without_config_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Writes configs the way an older version did: unchecked."""
-    monkeypatch.setattr(store._store, "check_stored_configs", lambda batch: None)
+    monkeypatch.setattr(store._log, "check_stored_configs", lambda batch: None)
 
 
 def bricked(store: SessionStore, monkeypatch: pytest.MonkeyPatch, how: str) -> str:

@@ -102,7 +102,7 @@ def test_one_session_shared_by_threads_stays_consistent(backend: Backend) -> Non
             assert s.tokens >= 0
 
     assert run_together(work) == []
-    fresh = store._fold_from_scratch(s.id, store.version(s.id))
+    fresh = store._log.fold_from_scratch(s.id, store.version(s.id))
     assert (s.version, s.tokens) == (fresh.seq, fresh.tokens)
     assert s.context() == SessionStore(backend.url).session(s.id).context()
     assert store.verify(s.id).ok

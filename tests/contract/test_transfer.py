@@ -40,7 +40,9 @@ def test_export_then_import_gives_the_same_events_and_hashes(
         lines = list(source.export_session(s.id))
         original = source.read(s.id)
         context = s.context()
-    assert len(lines) == len(original) == s.version
+    events = [line for line in lines if not line.startswith('{"body":')]
+    assert len(events) == len(original) == s.version
+    assert all(json.loads(line)["text"] for line in lines[len(events) :])  # then the bodies
     assert json.loads(lines[0])["hash"] == original[0].hash
     for target_backend in ("sqlite", "postgresql"):
         with (
@@ -128,6 +130,9 @@ def rechained(lines: list[str], **started_changes: object) -> list[str]:
     attacker with the file (and our code) would do it."""
     out, prev = [], GENESIS_HASH
     for number, line in enumerate(lines):
+        if line.startswith('{"body":'):  # a body: not in the chain
+            out.append(line)
+            continue
         envelope = json.loads(line)
         if number == 0:
             envelope["payload"].update(started_changes)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from events import Direction
 from store._truncate import truncate
 
 TEN_LINES = "".join(f"line {i}\n" for i in range(10))  # 70 bytes
@@ -68,3 +69,44 @@ def test_the_shown_part_is_a_whole_character_slice_within_the_limits(
     body = "\n".join(shown_lines[:-1]) if direction == "head" else "\n".join(shown_lines[1:])
     assert kept_bytes <= max_bytes
     assert text.startswith(body) if direction == "head" else text.endswith(body)
+
+
+def reference_view(text: str, max_lines: int, max_bytes: int, direction: str) -> str:
+    """The definition, spelled out: every line split off, then as many whole lines as fit."""
+    pieces = text.split("\n")
+    lines = [piece + "\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+    ordered = lines if direction == "head" else lines[::-1]
+    kept: list[str] = []
+    size = 0
+    for line in ordered[:max_lines]:
+        if size + len(line.encode()) > max_bytes:
+            break
+        kept.append(line)
+        size += len(line.encode())
+    if not kept:
+        data = ordered[0].encode()
+        piece = data[:max_bytes] if direction == "head" else data[-max_bytes:]
+        kept = [piece.decode("utf-8", errors="ignore")]
+    return "".join(kept if direction == "head" else kept[::-1])
+
+
+@settings(max_examples=400)
+@given(
+    text=st.lists(
+        st.sampled_from(["a", "é", "漢", "😀", "\n", "\n\n", "xyz" * 5]), max_size=60
+    ).map("".join),
+    max_lines=st.integers(1, 12),
+    max_bytes=st.integers(1, 40),
+    direction=st.sampled_from(["head", "tail"]),
+)
+def test_only_the_lines_that_can_be_shown_are_split_and_the_view_is_the_definition(
+    text: str, max_lines: int, max_bytes: int, direction: Direction
+) -> None:
+    cut = truncate(text, max_lines=max_lines, max_bytes=max_bytes, direction=direction, part_id="p")
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if cut is None:
+        assert lines <= max_lines and len(text.encode()) <= max_bytes
+        return
+    view = reference_view(text, max_lines, max_bytes, direction)
+    assert view in cut.shown
+    assert cut.omitted_bytes == len(text.encode()) - len(view.encode())

@@ -1,0 +1,89 @@
+"""Redaction: deleting content from the store for good, keeping every chain whole.
+
+What a message said lives in bodies (`events._bodies`); its event keeps only their digests, and
+the hash chain covers the digests. A redaction appends one `ContentRedacted` event naming the
+parts and their bodies, and in the same transaction deletes the session's references to those
+bodies, and each body no other session references (the database allows no other deletion).
+Afterwards the session reads `[redacted: <reason>]` wherever the content was, in the live
+context, in any replay and in exports; `verify` still passes.
+
+Bodies are shared by content: when two parts of a session hold the same text, redacting one
+redacts both (the bytes are one), and the event names both, so the live context and a replay
+agree. A body another session also holds stays for that session until it is redacted there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from events import ContentRedacted, InvalidEvent, decode_payload_json
+from events._bodies import REFERENCE_HINT, part_digests
+from store._bodies import redactions
+from store._errors import InvalidArgument
+from store._recorder import Recorder
+
+
+def session_parts(recorder: Recorder, session_id: str, head: int) -> dict[str, list[str]]:
+    """Per part id of the session's own events, the digests of its bodies (parts written
+    before bodies existed, with their content inline, have none)."""
+    parts: dict[str, list[str]] = {}
+    for stored in recorder.events(session_id, 1, head):
+        if REFERENCE_HINT in stored.payload:
+            parts.update(part_digests(stored.type, json.loads(stored.payload)))
+    return parts
+
+
+def plan_redaction(
+    recorder: Recorder,
+    session_id: str,
+    head: int,
+    part_ids: Iterable[str] | None,
+    reason: str,
+) -> ContentRedacted | None:
+    """The event that redacts `part_ids` (every part of the session when `None`), or `None`
+    when all their content is redacted already. `InvalidArgument` for a part the session's
+    own events do not hold, or one whose content is inline (written before bodies existed)."""
+    parts = session_parts(recorder, session_id, head)
+    gone = redactions(recorder, session_id)
+    if part_ids is None:
+        named = list(parts)
+    else:
+        named = list(dict.fromkeys(part_ids))
+        for part_id in named:
+            if part_id not in parts:
+                raise InvalidArgument(
+                    f"no part {part_id!r} in the events of {session_id!r} (a part of a fork's "
+                    "parent is redacted in the parent)"
+                )
+            if not parts[part_id]:
+                raise InvalidArgument(
+                    f"part {part_id!r} holds its content inline (written before bodies "
+                    "existed): it cannot be deleted without breaking the chain"
+                )
+    digests = list(dict.fromkeys(d for p in named for d in parts[p] if d not in gone))
+    if not digests:
+        return None
+    wanted = set(digests)
+    affected = [p for p, ds in parts.items() if wanted.intersection(ds)]
+    return ContentRedacted(part_ids=tuple(affected), digests=tuple(digests), reason=reason)
+
+
+def check_redaction(recorder: Recorder, session_id: str, event: ContentRedacted) -> None:
+    """`InvalidEvent` unless every body the event deletes is one the session references (so
+    a redaction appended by hand cannot name what is not there)."""
+    held = set(recorder.body_digests(session_id)) | set(redactions(recorder, session_id))
+    stray = [d for d in event.digests if d not in held]
+    if stray:
+        raise InvalidEvent(f"{session_id!r} holds no body {stray[0]} to redact")
+
+
+def redacted_parts(recorder: Recorder, session_ids: Iterable[str]) -> dict[str, str]:
+    """Part id -> placeholder, for every part a redaction of these sessions named."""
+    found: dict[str, str] = {}
+    for session_id in session_ids:
+        for event_type, version, text in recorder.payloads_of_type(["ContentRedacted"], session_id):
+            payload = decode_payload_json(event_type, version, text)
+            assert isinstance(payload, ContentRedacted)
+            found.update(dict.fromkeys(payload.part_ids, payload.placeholder))
+    return found

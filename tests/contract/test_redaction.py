@@ -1,0 +1,211 @@
+"""Redaction deletes content for good and keeps every chain whole: the secret's bytes leave the
+database and its files, the session shows `[redacted: <reason>]` where it was (live, in
+replays and in exports), `verify` passes, and a restore says it cannot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from store import InvalidArgument, Session, SessionStore, ToolCall
+from tests.conftest import Backend
+
+SECRET = "sk-proj-7Hq2LEAKEDkeyZZ9x0QwErTy"
+
+
+def leaky_session(store: SessionStore) -> tuple[Session, str, str]:
+    """A session whose tool printed the secret (once as the output, once inside a longer one,
+    which truncation cuts): returns it and the two parts' ids."""
+    s = store.create_session(model="m", context_window=200_000)
+    s.append_user("show me the config")
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="bash", input={"cmd": "cat .env"})])
+    short = s.append_tool_result("c1", f"OPENAI_API_KEY={SECRET}\n")
+    s.append_assistant(tool_calls=[ToolCall(id="c2", name="bash", input={"cmd": "env"})])
+    long_output = "".join(f"VAR_{n}=value {n}\n" for n in range(5_000)) + f"KEY={SECRET}\n"
+    long = s.append_tool_result("c2", long_output)
+    s.append_assistant("the key is set")
+    return s, short.parts[0].id, long.parts[0].id
+
+
+def files_of(url: str) -> list[Path]:
+    path = Path(sa.make_url(url).database or "")
+    return [p for p in path.parent.iterdir() if p.name.startswith(path.name)]
+
+
+def found_in_files(url: str, secret: str) -> list[str]:
+    return [p.name for p in files_of(url) if secret.encode() in p.read_bytes()]
+
+
+def test_a_redacted_secret_is_gone_from_the_sqlite_files(sqlite_backend: Backend) -> None:
+    url = sqlite_backend.url
+    store = SessionStore(url)
+    s, short, long = leaky_session(store)
+    assert found_in_files(url, SECRET) != []  # the test can fail: it is there first
+
+    event = s.redact([short, long], reason="leaked API key")
+    store.close()
+
+    assert event is not None and event.type == "ContentRedacted"
+    assert found_in_files(url, SECRET) == []
+    with SessionStore(url) as reopened:
+        assert reopened.verify(s.id).ok
+        text = json.dumps(reopened.session(s.id).context().to_openai())
+        assert SECRET not in text and "[redacted: leaked API key]" in text
+
+
+def test_the_live_context_a_replay_and_a_resume_agree_after_a_redaction(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        s, short, _ = leaky_session(store)
+        before = s.version
+        s.redact([short], reason="leaked")
+        live = s.context()
+        resumed = store.session(s.id).context()
+        from_scratch = store._log.fold_from_scratch(s.id, s.version)
+        assert live == resumed
+        assert [m.id for m in live.messages] == [m.id for m in resumed.messages]
+        shown = next(p for m in live.messages for p in m.parts if p.id == short)
+        assert shown.output == "[redacted: leaked]"  # type: ignore[union-attr]
+        assert from_scratch.tokens == store._log.fold_at(s.id, s.version).tokens
+        # history before the redaction reads the placeholder too: the bytes are gone
+        past = s.context(at=before)
+        assert SECRET not in json.dumps(past.to_openai()).split("KEY=")[0]
+        assert store.verify(s.id).ok
+
+
+def test_the_database_refuses_deleting_a_body_no_redaction_names(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        leaky_session(store)
+    for table in ("blobs", "blob_refs"):
+        with pytest.raises(sa.exc.DatabaseError, match="redaction"):
+            backend.execute(f"DELETE FROM {table}")
+        with pytest.raises(sa.exc.DatabaseError, match="UPDATE refused"):
+            backend.execute(f"UPDATE {table} SET digest = digest")
+
+
+def test_a_redacted_output_cannot_be_restored(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        s, _, long = leaky_session(store)
+        s.redact([long], reason="leaked")
+        with pytest.raises(InvalidArgument, match=r"was redacted .*cannot be restored"):
+            s.restore([long])
+        assert s.restore() is None
+
+
+def test_an_export_shows_the_placeholder_and_imports_elsewhere(
+    backend: Backend, tmp_path: Path
+) -> None:
+    with SessionStore(backend.url) as store:
+        s, short, _ = leaky_session(store)
+        s.redact([short], reason="leaked")
+        lines = list(store.export_session(s.id))
+        context = s.context()
+    assert SECRET not in "\n".join(lines).split("KEY=")[0]
+    assert any(json.loads(line).get("redacted") == "[redacted: leaked]" for line in lines)
+    with SessionStore(f"sqlite:///{tmp_path / 'copy.db'}") as copy:
+        imported = copy.import_session(lines)
+        assert imported.context() == context
+        assert copy.verify(s.id).ok
+
+
+def test_purge_redacts_every_body_and_keeps_the_chain(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        s, _, _ = leaky_session(store)
+        other = store.create_session(model="m")
+        other.append_user(f"OPENAI_API_KEY={SECRET}\n")  # the same bytes as a body of s
+        event = store.purge(s.id, reason="user asked")
+        assert event is not None
+        assert store.purge(s.id) is None  # nothing left
+        texts = [
+            getattr(p, "text", None) or getattr(p, "output", None) or getattr(p, "arguments", "")
+            for m in store.session(s.id).context().messages
+            for p in m.parts
+        ]
+        assert set(texts) == {"[redacted: user asked]"}
+        assert store.verify(s.id).ok
+        # the other session holds those bytes too, and keeps them
+        assert other.context().messages[0].parts[0].text == f"OPENAI_API_KEY={SECRET}\n"  # type: ignore[union-attr]
+        assert store.verify(other.id).ok
+
+
+def test_parts_with_the_same_text_are_redacted_together(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        s = store.create_session(model="m")
+        first = s.append_user(SECRET)
+        second = s.append_user(SECRET)
+        event = s.redact([first.parts[0].id], reason="leaked")
+        assert event is not None
+        assert set(event.payload.part_ids) == {first.parts[0].id, second.parts[0].id}  # type: ignore[attr-defined]
+        assert store.session(s.id).context() == s.context()
+
+
+def test_a_fork_shows_its_parents_redaction(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        s, short, _ = leaky_session(store)
+        fork = store.fork(s.id)
+        with pytest.raises(InvalidArgument, match="redacted in the parent"):
+            fork.redact([short], reason="leaked")
+        s.redact([short], reason="leaked")
+        resumed = store.session(fork.id).context()
+        shown = next(p for m in resumed.messages for p in m.parts if p.id == short)
+        assert shown.output == "[redacted: leaked]"  # type: ignore[union-attr]
+        assert store.verify(fork.id).ok
+
+
+def test_a_hand_made_redaction_must_name_bodies_the_session_holds(store: SessionStore) -> None:
+    from events import ContentRedacted, InvalidEvent
+
+    s = store.create_session(model="m")
+    s.append_user("hello")
+    forged = ContentRedacted(part_ids=("p",), digests=("0" * 64,), reason="x")
+    with pytest.raises(InvalidEvent, match="holds no body"):
+        store.append(s.id, [forged], expected_version=None)
+
+
+def test_verify_finds_a_body_whose_bytes_changed(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        s, _, _ = leaky_session(store)
+        assert store.verify(s.id).ok
+    backend.execute(
+        "DROP TRIGGER blobs_refuse_update"
+        if backend.name == "sqlite"
+        else "DROP TRIGGER blobs_guard ON blobs"
+    )
+    changed = b"OPENAI_API_KEY=sk-something-else\n"
+    backend.execute(
+        "UPDATE blobs SET data = :data WHERE compression = 'none' AND size = :size",
+        data=changed,
+        size=len(f"OPENAI_API_KEY={SECRET}\n"),
+    )
+    with SessionStore(backend.url) as store:
+        report = store.verify(s.id)
+    assert not report.ok
+    assert any("does not have its digest" in p for p in report.problems)
+
+
+def test_snapshots_folded_from_redacted_content_are_dropped_and_verify_passes(
+    backend: Backend,
+) -> None:
+    """A part appended without a token count is estimated from its text; once redacted, its
+    text is the placeholder in every replay, so snapshots taken before (of the session and of
+    its forks) no longer describe the log: they go, and verify holds."""
+    from events import Message, MessageAppended, TextPart
+
+    with SessionStore(backend.url, snapshot_every=2) as store:
+        s = store.create_session(model="m")
+        uncounted = MessageAppended(
+            message=Message(role="user", parts=(TextPart(text=SECRET * 40),))
+        )
+        [event] = store.append(s.id, [uncounted], expected_version=1)
+        s.refresh()
+        for n in range(4):
+            s.append_user(f"turn {n}")
+        fork = store.fork(s.id, at=3)
+        fork.append_user("on the fork")
+        part_id = event.payload.message.parts[0].id  # type: ignore[attr-defined]
+        s.redact([part_id], reason="leaked")
+        assert store.session(s.id).context() == s.context()
+        assert store.verify(s.id).ok and store.verify(fork.id).ok
+        assert store._log.fold_from_scratch(s.id, s.version).tokens == s.tokens

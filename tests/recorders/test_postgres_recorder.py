@@ -1,0 +1,34 @@
+"""The recorder contract on PostgreSQL (a fresh schema per test)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from store._migrate import ensure_schema
+from store._postgres import PostgresRecorder
+from store._recorder import Recorder
+from tests.conftest import fresh_database, require_postgres
+from tests.recorders.recorder_contract import RecorderContract, unreachable
+
+
+class TestPostgresRecorder(RecorderContract):
+    @pytest.fixture
+    def recorder(self, tmp_path: Path) -> Iterator[Recorder]:
+        with fresh_database("postgresql", tmp_path) as backend:
+            recorder = PostgresRecorder(sa.make_url(backend.url), busy_timeout_ms=2_000)
+            ensure_schema(recorder, migrate=True)
+            yield recorder
+            recorder.close()
+
+
+def test_a_server_that_is_not_there_is_unavailable() -> None:
+    require_postgres()
+    unreachable(
+        PostgresRecorder,
+        "postgresql+psycopg://postgres@127.0.0.1:1/test?connect_timeout=2",
+        busy_timeout_ms=10,
+    )

@@ -1,0 +1,52 @@
+"""The recorder contract on SQLite: a WAL file, and an in-memory database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from store._migrate import ensure_schema
+from store._recorder import Recorder
+from store._sqlite import SqliteRecorder, read_time, stored_time
+from tests.recorders.recorder_contract import T0, RecorderContract, unreachable
+
+
+def sqlite_recorder(url: str) -> SqliteRecorder:
+    recorder = SqliteRecorder(sa.make_url(url), busy_timeout_ms=2_000, synchronous="NORMAL")
+    ensure_schema(recorder, migrate=True)
+    return recorder
+
+
+class TestSqliteFileRecorder(RecorderContract):
+    @pytest.fixture
+    def recorder(self, tmp_path: Path) -> Iterator[Recorder]:
+        recorder = sqlite_recorder(f"sqlite:///{tmp_path / 'store.db'}")
+        yield recorder
+        recorder.close()
+
+
+class TestSqliteMemoryRecorder(RecorderContract):
+    @pytest.fixture
+    def recorder(self) -> Iterator[Recorder]:
+        recorder = sqlite_recorder("sqlite://")
+        yield recorder
+        recorder.close()
+
+
+def test_times_are_stored_as_sqlalchemy_stores_them_even_before_year_1000() -> None:
+    early = T0.replace(year=999)
+    assert stored_time(early) == "0999-11-23 12:00:00.123456"
+    assert read_time(stored_time(early)) == early
+    assert stored_time(T0) == str(T0.replace(tzinfo=None))
+
+
+def test_a_file_in_no_folder_is_unavailable(tmp_path: Path) -> None:
+    unreachable(
+        SqliteRecorder,
+        f"sqlite:///{tmp_path / 'missing' / 'store.db'}",
+        busy_timeout_ms=10,
+        synchronous="NORMAL",
+    )
