@@ -10,6 +10,7 @@ from typing import Any
 
 from events import InvalidArgument, RecordedEvent
 from events._arguments import brief
+from events._gc import collection_paused
 from projections._fold import ContextFold
 from projections._live import LiveMessage
 from projections._render import APIS, api_messages, recorded_api, sent_tokens
@@ -63,20 +64,24 @@ class Context:
             raise InvalidArgument(f"no render for the API {brief(api)}; one of {', '.join(APIS)}")
         return self.tokens if api == self.api else sent_tokens(self.messages, api)
 
+    @collection_paused()
     def to_openai(self) -> list[Any]:
         """The `messages` argument of OpenAI Chat Completions: JSON dicts, typed `Any` so a
         type-checked caller can pass them to the SDK's TypedDict parameters as they are."""
         return to_openai(self.messages)
 
+    @collection_paused()
     def to_anthropic(self) -> dict[str, Any]:
         """`system` and `messages` for the Anthropic Messages API."""
         return to_anthropic(self.messages)
 
+    @collection_paused()
     def to_responses(self) -> list[Any]:
         """The `input` item list of the OpenAI Responses API (JSON dicts, typed `Any` as for
         `to_openai`)."""
         return to_responses(self.messages)
 
+    @collection_paused()
     def to_dicts(self) -> list[dict[str, Any]]:
         """The API-valid messages in sessionstore's own shape, as JSON-ready dicts."""
         return [message.model_dump(mode="json") for message in api_messages(self.messages)]
@@ -89,6 +94,7 @@ class Context:
         raise KeyError(message_id)
 
 
+@collection_paused()
 def context_of(fold: ContextFold, *, restore_pruned: bool = False) -> Context:
     """The `Context` a fold stands at."""
     if fold.header is None or fold.time is None:

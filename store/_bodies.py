@@ -11,17 +11,16 @@ more than the disk it saves. A body that compresses by less than an eighth is ke
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from events import ContentRedacted, InvalidEvent, Payload, RecordedEvent, decode_payload
 from events._bodies import REFERENCE_HINT, Body, body_digests, join_bodies
 from events._codec import decode_payload_json
+from events._gc import collection_paused
 from events._payloads import redaction_placeholder
 from store._recorder import BodyRow, Recorder, StoredEvent
 
@@ -70,7 +69,7 @@ def decode_stored(recorder: Recorder, stored: Sequence[StoredEvent]) -> list[Rec
     """Events as read, decoded and upcast, their bodies joined back (read in one query per
     session for the lot). An event whose body is missing and was not redacted is damaged:
     `InvalidEvent` names it."""
-    with _collection_paused():
+    with collection_paused():
         decoded: list[RecordedEvent | None] = []
         waiting: list[tuple[int, dict[str, Any]]] = []
         wanted: dict[str, set[str]] = {}
@@ -92,20 +91,6 @@ def decode_stored(recorder: Recorder, stored: Sequence[StoredEvent]) -> list[Rec
 
 
 _DIGEST = re.compile(r'"sha256": ?"([0-9a-f]{64})"')
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a batch is decoded: decoding allocates
-    many objects that all stay alive, so each collection it triggers walks them for nothing
-    (a third of a 10k-message resume, measured)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _joined(event: StoredEvent, data: dict[str, Any], texts: dict[str, str]) -> Payload:

@@ -26,6 +26,7 @@ from events import (
     RecordedEvent,
     SessionStarted,
 )
+from events._gc import collection_paused
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._fold import EventRef
 from projections._snapshot import parse_snapshot
@@ -71,6 +72,7 @@ def seq_at_time(recorder: Recorder, session_id: str, moment: datetime) -> int:
     return int(seq)
 
 
+@collection_paused()
 def load_fold(
     recorder: Recorder, session_id: str, to_seq: int, *, use_snapshots: bool = True
 ) -> LoadedFold:

@@ -54,6 +54,11 @@ _EVENTS_BETWEEN = (
     f"SELECT {_COLUMNS} FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? "
     f"ORDER BY seq LIMIT {PAGE}"
 )
+_BODIES = (
+    "SELECT blobs.digest, blobs.size, blobs.compression, blobs.data FROM blob_refs "
+    "JOIN blobs ON blobs.digest = blob_refs.digest "
+    "WHERE blob_refs.session_id = ? AND blob_refs.digest IN ({})"
+)
 _HEAD = "SELECT head_seq, head_hash, updated_at FROM sessions WHERE id = ?"
 _MOVE_HEAD = (
     "UPDATE sessions SET head_seq = ?, head_hash = ?, updated_at = ? WHERE id = ? AND head_seq = ?"
@@ -260,6 +265,16 @@ class SqliteRecorder(SqlRecorder):
             if len(page) < PAGE:
                 return
             low = page[-1][2] + 1
+
+    def bodies(self, session_id: str, digests: Sequence[str]) -> list[BodyRow]:
+        wanted = sorted(set(digests))
+        found: list[BodyRow] = []
+        with self._driver("read bodies") as driver:
+            for start in range(0, len(wanted), PAGE):
+                chunk = wanted[start : start + PAGE]
+                sql = _BODIES.format(", ".join("?" * len(chunk)))
+                found.extend(map(BodyRow._make, driver.execute(sql, (session_id, *chunk))))
+        return found
 
     # figures
 
