@@ -17,7 +17,10 @@ one after the other are compared across different weather; alternating puts the 
   new process does it: ours opens a new `SessionStore(url)` and calls
   `session(id).context().to_openai()`; the peer makes a new `SQLiteSession(id, path)` and
   awaits `get_items()`; the raw baseline connects with `sqlite3`, selects the session's
-  `events.payload` in seq order and `json.loads` each. Closing is not timed.
+  `events.payload` in seq order and `json.loads` each. Closing is not timed. Those rows hold
+  references where the texts were; the texts are bodies, so a second raw read ("raw+bodies",
+  in the JSON's `extra`) also reads the session's bodies and decodes each to text: the least a
+  read of all the session's content does.
 - Replay to the middle: `session.context(at=<middle seq>)` on an open handle against the raw
   read of the rows up to that seq on an open connection (the peer keeps no history to replay).
 
@@ -33,6 +36,7 @@ import json
 import sqlite3
 import statistics
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +49,7 @@ from bench.storage_table import OURS, PEER, RAW, Row
 from store import SessionStore
 
 SESSION = "storage"
+RAW_BODIES = "raw+bodies"
 Log = Callable[[str], None]
 Timed = Callable[[], tuple[float, int]]
 """A read that times itself: (milliseconds, items it returned); cleanup after the clock."""
@@ -154,6 +159,7 @@ def resume_row(files: Files, repeats: int, extra: dict[str, Any]) -> Row:
     else:
         row.na[PEER] = "not installed"
     reads[RAW] = lambda: raw_read(files.ours)
+    reads[RAW_BODIES] = lambda: raw_read(files.ours, bodies=True)
     try:
         row.samples, counts = interleave(reads, repeats)
     finally:
@@ -161,6 +167,7 @@ def resume_row(files: Files, repeats: int, extra: dict[str, Any]) -> Row:
             loop.close()
     extra.setdefault("items_read", {})[row.key] = counts
     extra.setdefault("json_bytes_read", {})[row.key] = json_bytes(files)
+    extra.setdefault(RAW_BODIES, {})[row.key] = row.value(RAW_BODIES)
     return row
 
 
@@ -235,15 +242,28 @@ def peer_resume(loop: Any, path: Path) -> tuple[float, int]:
         session.close()
 
 
-def raw_read(path: Path) -> tuple[float, int]:
-    """Connect with sqlite3, read the session's payloads in seq order, `json.loads` each."""
+def raw_read(path: Path, *, bodies: bool = False) -> tuple[float, int]:
+    """Connect with sqlite3, read the session's payloads in seq order, `json.loads` each; with
+    `bodies`, also read the session's bodies and decode each to text."""
     began = time.perf_counter()
     conn = sqlite3.connect(str(path))
     try:
         items = _decoded(conn, None)
+        if bodies:
+            texts = [
+                (zlib.decompress(data) if compression == "zlib" else data).decode()
+                for compression, data in conn.execute(_BODIES, (SESSION,))
+            ]
+            assert texts
         return (time.perf_counter() - began) * 1000, len(items)
     finally:
         conn.close()
+
+
+_BODIES = (
+    "SELECT blobs.compression, blobs.data FROM blob_refs "
+    "JOIN blobs ON blobs.digest = blob_refs.digest WHERE blob_refs.session_id = ?"
+)
 
 
 def _decoded(conn: sqlite3.Connection, up_to: int | None) -> list[Any]:

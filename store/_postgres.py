@@ -16,19 +16,33 @@ so it travels with the URL that names the database: through `SessionStore(url)`,
 (the `sessionstore_partitions` execution option; the driver never sees it). It is chosen
 when the schema is created and cannot change afterwards: a URL that asks for another layout
 than the database has is `SchemaMismatch`. Every statement is the same on both layouts.
+
+An append on psycopg is one statement, sent on an autocommit connection, so it is its own
+transaction and one round trip: a data-modifying `WITH` moves the head (or inserts the
+`sessions` row), inserts the events, bodies and body references only for a head that moved,
+and returns the events' positions; none means the head had moved on (`LostRace`). Through
+SQLAlchemy the same append was BEGIN, four or five statements and COMMIT: 8 writer processes
+made 818 appends/s against 4,325 for raw INSERT + COMMIT on this machine. A pooled connection
+is pinged before use only after it sat idle for `PING_AFTER_IDLE_S` (a ping on every checkout
+was one round trip more per append), which still finds a connection the server closed while
+the store was quiet. The arrays go in binary (`%(name)b`): psycopg's text format escaped every
+payload and body with a regular expression, a sixth of an append's time.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from store._errors import DatabaseUnavailable, SchemaMismatch
-from store._recorder import DatabaseState
+from store._recorder import BodyRow, DatabaseState, EventRow, Head, LostRace, NewSession
 from store._schema import events
-from store._sql import SqlRecorder, serialize_json, shown_url, state_of
+from store._sql import PAGE, SqlRecorder, serialize_json, shown_url, state_of
 
 _MIGRATION_LOCK = 0x5E55_1045  # an arbitrary, fixed advisory-lock key for sessionstore migrations
 
@@ -37,6 +51,42 @@ PARTITIONS = "partitions"
 PARTITIONS_OPTION = "sessionstore_partitions"
 """The execution option that carries it to the Alembic revisions, on every connection."""
 MAX_PARTITIONS = 1024
+
+PING_AFTER_IDLE_S = 2.0
+"""A pooled connection idle this long is pinged before it is used again."""
+
+_MOVE_HEAD = """UPDATE sessions SET head_seq = %(new_seq)s, head_hash = %(new_hash)s,
+    updated_at = %(new_time)s WHERE id = %(session_id)s AND head_seq = %(read_seq)s RETURNING id"""
+_NEW_SESSION = """INSERT INTO sessions (id, title, head_seq, head_hash, parent_id, parent_seq,
+    created_at, updated_at) VALUES (%(session_id)s, %(title)s, %(new_seq)s, %(new_hash)s,
+    %(parent_id)s, %(parent_seq)s, %(created_at)s, %(new_time)s) RETURNING id"""
+_APPEND = """WITH head AS ({head}),
+written AS (
+    INSERT INTO events (session_id, seq, event_id, type, schema_version, recorded_at, prev_hash,
+        hash, payload)
+    SELECT head.id, e.seq, e.event_id, e.type, e.schema_version, e.recorded_at, e.prev_hash,
+        e.hash, e.payload::jsonb
+    FROM head, unnest(%(seq)b::integer[], %(event_id)b::text[], %(type)b::text[],
+        %(schema_version)b::integer[], %(recorded_at)b::timestamptz[], %(prev_hash)b::text[],
+        %(hash)b::text[], %(payload)b::text[])
+        AS e(seq, event_id, type, schema_version, recorded_at, prev_hash, hash, payload)
+    RETURNING position, seq
+),
+bodies AS (
+    INSERT INTO blobs (digest, size, compression, data)
+    SELECT b.digest, b.size, b.compression, b.data
+    FROM head, unnest(%(digest)b::text[], %(size)b::bigint[], %(compression)b::text[],
+        %(data)b::bytea[]) AS b(digest, size, compression, data)
+    ON CONFLICT DO NOTHING
+),
+refs AS (
+    INSERT INTO blob_refs (session_id, digest)
+    SELECT head.id, d.digest FROM head, unnest(%(digest)b::text[]) AS d(digest)
+    ON CONFLICT DO NOTHING
+)
+SELECT position FROM written ORDER BY seq"""
+_APPEND_AFTER = _APPEND.format(head=_MOVE_HEAD)
+_APPEND_NEW = _APPEND.format(head=_NEW_SESSION)
 
 _PARTITIONS_OF_EVENTS = sa.text(
     "SELECT count(*) FROM pg_inherits WHERE inhparent = to_regclass('events')"
@@ -62,7 +112,6 @@ class PostgresRecorder(SqlRecorder):
         try:
             engine = sa.create_engine(
                 url.difference_update_query([PARTITIONS]),
-                pool_pre_ping=True,
                 json_serializer=serialize_json,
                 execution_options=options,
             )
@@ -71,9 +120,94 @@ class PostgresRecorder(SqlRecorder):
                 f"the driver for {url.drivername} is not installed ({exc.name}); "
                 "for PostgreSQL: pip install 'sessionstore[postgres]'"
             ) from None
-        _limit_lock_waits(engine, max(1, int(busy_timeout_ms)))
+        self._lock_timeout_ms = max(1, int(busy_timeout_ms))
+        _limit_lock_waits(engine, self._lock_timeout_ms)
+        _ping_when_idle(engine)
         super().__init__(engine)
         self.url = url  # as given, its options included: the URL messages show
+        self._one_statement = engine.dialect.driver == "psycopg"
+
+    def write(
+        self,
+        session_id: str,
+        after: Head | None,
+        rows: Sequence[EventRow],
+        new: NewSession | None = None,
+        bodies: Sequence[BodyRow] = (),
+        forget: Sequence[str] = (),
+    ) -> list[int]:
+        """One statement on psycopg (see the module's docstring); a redaction, a batch over a
+        page, or another driver take the general path."""
+        if not self._one_statement or forget or len(rows) > PAGE:
+            return super().write(session_id, after, rows, new, bodies, forget)
+        last = rows[-1]
+        params: dict[str, Any] = {
+            "session_id": session_id,
+            "new_seq": last.seq,
+            "new_hash": last.hash,
+            "new_time": last.recorded_at,
+            "seq": [row.seq for row in rows],
+            "event_id": [row.event_id for row in rows],
+            "type": [row.type for row in rows],
+            "schema_version": [row.schema_version for row in rows],
+            "recorded_at": [row.recorded_at for row in rows],
+            "prev_hash": [row.prev_hash for row in rows],
+            "hash": [row.hash for row in rows],
+            "payload": [row.payload for row in rows],
+            "digest": [body.digest for body in bodies],
+            "size": [body.size for body in bodies],
+            "compression": [body.compression for body in bodies],
+            "data": [bytes(body.data) for body in bodies],
+        }
+        if after is None:
+            assert new is not None, "a new session's first write names its sessions row"
+            statement = _APPEND_NEW
+            params.update(
+                title=new.title,
+                parent_id=new.parent_id,
+                parent_seq=new.parent_seq,
+                created_at=rows[0].recorded_at,
+            )
+        else:
+            statement = _APPEND_AFTER
+            params["read_seq"] = after.seq
+        with self._autocommit(statement) as driver:
+            positions = [row[0] for row in driver.execute(statement, params).fetchall()]
+        if len(positions) != len(rows):
+            raise LostRace  # the head had moved: nothing was written
+        return positions
+
+    @contextlib.contextmanager
+    def _autocommit(self, statement: str) -> Iterator[Any]:
+        """The pooled psycopg connection itself, in autocommit for one statement; its errors
+        typed as the store's, as SQLAlchemy's would be."""
+        import psycopg
+
+        with self._errors():
+            pooled = self.engine.raw_connection()
+            try:
+                driver: psycopg.Connection[Any] = pooled.driver_connection  # type: ignore[assignment]
+                driver.autocommit = True
+                try:
+                    yield driver
+                except psycopg.IntegrityError:
+                    raise LostRace from None
+                except psycopg.Error as exc:
+                    raise self._driver_error(statement, exc) from exc
+                finally:
+                    with contextlib.suppress(psycopg.Error):
+                        driver.autocommit = False
+            finally:
+                pooled.close()
+
+    def _driver_error(self, statement: str, exc: Exception) -> sa.exc.DBAPIError:
+        import psycopg
+
+        wrapped = sa.exc.DBAPIError.instance(statement, None, exc, psycopg.Error)
+        assert isinstance(wrapped, sa.exc.DBAPIError)
+        if isinstance(wrapped, sa.exc.OperationalError) and _sqlstate(exc) == "55P03":
+            return LockWaitTimeout(wrapped, exc, self._lock_timeout_ms)
+        return wrapped
 
     def _unavailable(self, exc: sa.exc.DBAPIError) -> DatabaseUnavailable:
         if isinstance(exc, LockWaitTimeout):
@@ -150,6 +284,30 @@ def _limit_lock_waits(engine: sa.Engine, lock_timeout_ms: int) -> None:
         if isinstance(error, sa.exc.OperationalError) and _sqlstate(orig) == "55P03":
             return LockWaitTimeout(error, orig, lock_timeout_ms)
         return None
+
+
+def _ping_when_idle(engine: sa.Engine) -> None:
+    """SQLAlchemy's pessimistic disconnect handling, for connections idle `PING_AFTER_IDLE_S`
+    or more: one that fails its ping is replaced before anything is sent on it."""
+
+    @sa.event.listens_for(engine, "checkin")
+    def note_idle(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @sa.event.listens_for(engine, "checkout")
+    def ping(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get("idle_since")
+        if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_S:
+            return
+        try:
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute("SELECT 1")
+            finally:
+                cursor.close()
+            dbapi_connection.rollback()
+        except Exception as exc:
+            raise sa.exc.DisconnectionError(f"idle connection failed its ping: {exc}") from exc
 
 
 def _sqlstate(error: BaseException) -> str | None:
