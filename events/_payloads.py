@@ -100,6 +100,35 @@ class MessagesReverted(Payload):
     reverted_message_ids: tuple[str, ...]
 
 
+class MessagePopped(Payload):
+    """The newest live message leaves the live context, whatever it is (a tool result too): a
+    framework's "pop the last item". Replay before this event still shows it."""
+
+    type: Literal["MessagePopped"] = "MessagePopped"
+    message_id: str = Field(min_length=1)
+
+
+class SessionCleared(Payload):
+    """The live context starts empty again (a framework's "clear session"): every live message
+    leaves it, with its pins and pending calls. `cleared_message_ids` names them, for audits.
+    The history stays (replay before this event shows it; nothing is deleted, which is what a
+    purge is for), and so does the session's state."""
+
+    type: Literal["SessionCleared"] = "SessionCleared"
+    cleared_message_ids: tuple[str, ...]
+    reason: str = ""
+
+
+class StateChanged(Payload):
+    """A delta to the session's key-value state: `values` sets each key to its JSON value,
+    `removed` deletes keys. The state after any event is every delta up to it, in order, so it
+    replays like the context; a fork starts from its parent's state at the fork point."""
+
+    type: Literal["StateChanged"] = "StateChanged"
+    values: dict[str, JsonValue] = Field(default_factory=dict)
+    removed: tuple[str, ...] = ()
+
+
 class ContentRedacted(Payload):
     """Content removed from the store for good (a leaked secret, a user's request to delete):
     the bodies `digests` of the parts `part_ids` are deleted. The events and their hashes stay,
@@ -150,7 +179,10 @@ EventPayload = Annotated[
     | MessagePinned
     | MessageUnpinned
     | CompressionChanged
-    | ContentRedacted,
+    | ContentRedacted
+    | MessagePopped
+    | SessionCleared
+    | StateChanged,
     Field(discriminator="type"),
 ]
 
@@ -165,4 +197,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     MessageUnpinned,
     CompressionChanged,
     ContentRedacted,
+    MessagePopped,
+    SessionCleared,
+    StateChanged,
 )

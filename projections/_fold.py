@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pydantic import JsonValue
+
 from events import (
     GENESIS_HASH,
     CompressionChanged,
@@ -26,13 +28,16 @@ from events import (
     Message,
     MessageAppended,
     MessagePinned,
+    MessagePopped,
     MessagesReverted,
     MessageUnpinned,
     OutputsPruned,
     OutputsRestored,
     Part,
     RecordedEvent,
+    SessionCleared,
     SessionStarted,
+    StateChanged,
     ToolCallPart,
     ToolResultPart,
     format_timestamp,
@@ -50,7 +55,7 @@ from projections._live import (
 from projections._snapshot import SnapshotState, snapshot_digest
 
 PROJECTION = "context"
-PROJECTION_VERSION = 3
+PROJECTION_VERSION = 4
 """Bump when the fold or its snapshot shape changes: snapshots of other versions are ignored."""
 
 EventRef = tuple[str, int]
@@ -97,6 +102,8 @@ class ContextFold:
     header: SessionStarted | None = None
     tokens: int = 0
     pinned: set[str] = field(default_factory=set)
+    state: dict[str, JsonValue] = field(default_factory=dict)
+    """The session's key-value state (`StateChanged` deltas so far)."""
     _entries: dict[str, _Entry] = field(default_factory=dict)
     _result_owner: dict[str, str] = field(default_factory=dict)
     _pruned: dict[str, PruneMark] = field(default_factory=dict)
@@ -141,6 +148,20 @@ class ContextFold:
             for message_id in gone:
                 self._drop(message_id)
             change = Change(removed=gone)
+        elif isinstance(payload, MessagePopped):
+            if payload.message_id in self._entries:
+                self._drop(payload.message_id)
+                change = Change(removed=(payload.message_id,))
+        elif isinstance(payload, SessionCleared):
+            gone = tuple(self._entries)
+            for message_id in gone:
+                self._drop(message_id)
+            self.last_compaction = None
+            change = Change(removed=gone)
+        elif isinstance(payload, StateChanged):
+            for key in payload.removed:
+                self.state.pop(key, None)
+            self.state.update(payload.values)
         elif isinstance(payload, MessagePinned):
             if payload.message_id in self._entries:
                 self.pinned.add(payload.message_id)
@@ -426,6 +447,7 @@ class ContextFold:
             "restored": sorted(self._restored),
             **self._restored_counts(),
             "pinned": sorted(self.pinned),
+            "state": self.state,
             "tokens": self.tokens,
             "usage_base": list(self.usage_base) if self.usage_base else None,
             "last_compaction": list(self.last_compaction) if self.last_compaction else None,
@@ -455,6 +477,7 @@ class ContextFold:
             time=datetime.fromisoformat(state.time),
             header=state.header,
             pinned=set(state.pinned),
+            state=dict(state.state),
         )
         fold._pruned = {
             part_id: PruneMark(placeholder, tokens, datetime.fromisoformat(at), reason)

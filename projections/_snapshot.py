@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from events import SessionStarted
 
@@ -47,6 +47,7 @@ class SnapshotState(BaseModel):
     restored: list[str]
     restored_tokens: dict[str, Count] = {}
     pinned: list[str]
+    state: dict[str, JsonValue]
     tokens: Count
     usage_base: tuple[Count, int] | None
     last_compaction: tuple[Seq, Count] | None

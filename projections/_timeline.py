@@ -13,6 +13,7 @@ from events import (
     Message,
     MessageAppended,
     MessagePinned,
+    MessagePopped,
     MessagesReverted,
     MessageUnpinned,
     NativePart,
@@ -21,7 +22,9 @@ from events import (
     Payload,
     ReasoningPart,
     RecordedEvent,
+    SessionCleared,
     SessionStarted,
+    StateChanged,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -101,6 +104,14 @@ def describe(payload: Payload, change: Change) -> str:
         )
     if isinstance(payload, MessagesReverted):
         return f"reverted {len(change.removed)} message(s) after {payload.after_message_id}"
+    if isinstance(payload, MessagePopped):
+        return f"popped {payload.message_id}" if change.removed else "popped nothing live"
+    if isinstance(payload, SessionCleared):
+        text = f"cleared the live context: {len(change.removed)} message(s) left it"
+        return _clip(text + (f" ({payload.reason})" if payload.reason else ""))
+    if isinstance(payload, StateChanged):
+        keys = [*payload.values, *(f"-{key}" for key in payload.removed)]
+        return _clip("state: " + (", ".join(keys) if keys else "no change"))
     if isinstance(payload, MessagePinned):
         return f"pinned {payload.message_id}"
     if isinstance(payload, MessageUnpinned):

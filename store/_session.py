@@ -9,6 +9,7 @@ appended, so they always show the session as it is.
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import threading
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_args
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from events import (
     CompactionReason,
@@ -27,6 +28,7 @@ from events import (
     Message,
     MessageAppended,
     MessagePinned,
+    MessagePopped,
     MessagesReverted,
     MessageUnpinned,
     NewEvent,
@@ -34,7 +36,9 @@ from events import (
     Part,
     Payload,
     RecordedEvent,
+    SessionCleared,
     SessionStarted,
+    StateChanged,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -60,6 +64,7 @@ from store._policies import (
 from store._providers import anthropic_message, chat_message, responses_message
 from store._recorder import Head
 from store._redact import plan_redaction, redacted_parts
+from store._state import state_delta
 from store._summarize import ExtractiveSummarizer, Summarizer, run_summarizer, summarizer_name
 from store._tokens import count, with_tokens
 from store._tool_calls import ToolCall as ToolCall  # re-exported: its home used to be here
@@ -422,6 +427,59 @@ class Session:
         if message_id not in self._fold.pinned:
             return None
         return self.append_events([MessageUnpinned(message_id=message_id)])[0]
+
+    # lifecycle: what agent frameworks' sessions do besides appending
+
+    @_serialized
+    def pop(self) -> Message | None:
+        """Take the newest live message out of the live context, whatever it is (a tool result
+        too: a framework's "pop the last item") and return it; `None` when the context is
+        empty. Replay before the `MessagePopped` event still shows it."""
+        self._catch_up()
+        ids = self._fold.message_ids()
+        if not ids:
+            return None
+        message = self._fold.message(ids[-1])
+        self.append_events([MessagePopped(message_id=message.id)])
+        return message
+
+    @_serialized
+    def clear(self, *, reason: str = "") -> RecordedEvent | None:
+        """Empty the live context (a framework's "clear session") by a `SessionCleared` event;
+        `None` when it is empty already. The history, replay and the state stay: deleting the
+        content is `SessionStore.purge`."""
+        if not isinstance(reason, str):
+            raise InvalidArgument(f"reason must be text, got {described(reason)}")
+        self._catch_up()
+        ids = tuple(self._fold.message_ids())
+        if not ids:
+            return None
+        return self.append_events([SessionCleared(cleared_message_ids=ids, reason=reason)])[0]
+
+    @_serialized
+    def update_state(
+        self, values: Mapping[str, Any] | None = None, *, remove: Iterable[str] = ()
+    ) -> RecordedEvent | None:
+        """Set keys of the session's key-value state to JSON values and delete others, in one
+        `StateChanged` event; `None` when that changes nothing. A key may not be both set and
+        removed; values must be JSON (`InvalidArgument` otherwise, and nothing is written)."""
+        delta = state_delta(values, remove)
+        self._catch_up()
+        current = self._fold.state
+        changed = {k: v for k, v in delta.values.items() if k not in current or current[k] != v}
+        gone = tuple(key for key in delta.removed if key in current)
+        if not changed and not gone:
+            return None
+        return self.append_events([StateChanged(values=changed, removed=gone)])[0]
+
+    @_serialized
+    def state(self, at: int | datetime | None = None) -> dict[str, JsonValue]:
+        """The session's key-value state now, or right after event `at` (as `context(at=)`),
+        as a copy: changing it changes nothing stored."""
+        if at is None:
+            self._catch_up()
+            return copy.deepcopy(self._fold.state)
+        return copy.deepcopy(self._log.fold_at(self.id, at).state)
 
     @_serialized
     def configure(self, /, **changes: Any) -> RecordedEvent:

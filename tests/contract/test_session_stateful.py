@@ -62,6 +62,8 @@ class Expected:
     pinned: frozenset[str] = frozenset()
     pruned: frozenset[str] = frozenset()
     restored: frozenset[str] = frozenset()
+    state: str = "{}"
+    """The key-value state, as sorted JSON."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,10 @@ class SessionMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         try:
             for (session_id, seq), seen in self.captured.items():
-                assert self.store.session(session_id).context(at=seq) == seen
+                handle = self.store.session(session_id)
+                assert handle.context(at=seq) == seen
+                expected_state = self.expected[(session_id, seq)].state
+                assert json.dumps(handle.state(at=seq), sort_keys=True) == expected_state
         finally:
             self.store.close()
             self._exit.close()
@@ -443,6 +448,52 @@ class SessionMachine(RuleBasedStateMachine):
             if changed is not None:
                 self.capture(replace(self.now, pinned=pinned))
 
+    # lifecycle
+
+    def without(self, dropped: set[str]) -> Expected:
+        now = self.now
+        gone = {self.appended[i].result_part for i in dropped}
+        return replace(
+            now,
+            ids=tuple(i for i in now.ids if i not in dropped),
+            pruned=now.pruned - gone,
+            restored=now.restored - gone,
+            pinned=now.pinned - dropped,
+        )
+
+    @rule()
+    def pop(self) -> None:
+        popped = self.s.pop()
+        if not self.now.ids:
+            assert popped is None
+            return
+        assert popped is not None and popped.id == self.now.ids[-1]
+        self.capture(self.without({popped.id}))
+
+    @rule()
+    def clear(self) -> None:
+        event = self.s.clear(reason="test")
+        assert (event is None) == (not self.now.ids)
+        if event is not None:
+            self.capture(self.without(set(self.now.ids)))
+
+    @rule(
+        values=st.dictionaries(st.sampled_from("abc"), st.integers(0, 2) | st.none(), max_size=2),
+        remove=st.lists(st.sampled_from("abcd"), max_size=2),
+    )
+    def update_state(self, values: dict[str, int | None], remove: list[str]) -> None:
+        remove = [key for key in remove if key not in values]
+        state = json.loads(self.now.state)
+        changed = {k: v for k, v in values.items() if k not in state or state[k] != v}
+        state.update(values)
+        gone = [key for key in dict.fromkeys(remove) if key in state]
+        for key in gone:
+            del state[key]
+        event = self.s.update_state(values, remove=remove)
+        assert (event is None) == (not changed and not gone)
+        if event is not None:
+            self.capture(replace(self.now, state=json.dumps(state, sort_keys=True)))
+
     # sessions and processes
 
     @precondition(lambda self: len(self.session_ids) < 4)
@@ -502,6 +553,10 @@ class SessionMachine(RuleBasedStateMachine):
                 assert (part.output, part.status) == (self.truncated[part.id], "truncated")
             else:
                 assert part.output == self.originals[part.id]
+
+    @invariant()
+    def the_state_is_what_the_deltas_make(self) -> None:
+        assert json.dumps(self.s.state(), sort_keys=True) == self.now.state
 
     @invariant()
     def the_context_is_valid_for_every_api(self) -> None:

@@ -1,0 +1,127 @@
+"""What agent frameworks' sessions do besides appending, as events, on every backend: pop the
+newest item, clear the live context, and a key-value state that replays like the context."""
+
+from __future__ import annotations
+
+import pytest
+
+from events import MessagePopped, SessionCleared, StateChanged
+from store import InvalidArgument, Session, SessionStore, ToolCall
+
+
+def started(store: SessionStore) -> Session:
+    s = store.create_session(model="gpt-4o", context_window=128_000, session_id="life")
+    s.append_system("You are terse.")
+    s.append_user("Read a.py")
+    s.append_assistant("", tool_calls=[ToolCall(id="c1", name="read", input={"path": "a.py"})])
+    s.append_tool_result("c1", output="print('hi')\n")
+    return s
+
+
+def roles(s: Session, at: int | None = None) -> list[str]:
+    return [m.role for m in s.context(at).messages]
+
+
+def test_pop_takes_the_newest_item_even_a_tool_result_and_replay_keeps_it(
+    store: SessionStore,
+) -> None:
+    s = started(store)
+    before = s.context()
+    popped = s.pop()
+    assert popped is not None and popped.role == "tool"
+    assert popped.parts[0].output == "print('hi')\n"  # type: ignore[union-attr]
+    assert roles(s) == ["system", "user", "assistant"]
+    live = sum(m.tokens for m in s.context().messages)
+    assert live == sum(m.tokens for m in before.messages[:-1])
+    assert s.pop() is not None and s.pop() is not None and s.pop() is not None
+    assert s.pop() is None and s.context().messages == ()
+    assert roles(s, at=before.seq) == ["system", "user", "assistant", "tool"]
+    events = store.read(s.id)
+    assert [type(e.payload) for e in events[-4:]] == [MessagePopped] * 4
+    resumed = store.session(s.id)
+    assert resumed.context().messages == () and resumed.version == s.version
+
+
+def test_a_popped_call_can_be_answered_again_only_once_it_is_appended_anew(
+    store: SessionStore,
+) -> None:
+    s = started(store)
+    s.pop()  # the result: the call waits again
+    assert s.context().messages[-1].parts[0].call_id == "c1"  # type: ignore[union-attr]
+    s.append_tool_result("c1", output="second try\n")
+    assert [m.role for m in s.context().messages][-1] == "tool"
+
+
+def test_clear_empties_the_live_context_and_keeps_history_and_state(store: SessionStore) -> None:
+    s = started(store)
+    s.update_state({"user_name": "Ada"})
+    full = s.context()
+    event = s.clear(reason="user asked")
+    assert event is not None and isinstance(event.payload, SessionCleared)
+    assert event.payload.cleared_message_ids == tuple(m.id for m in full.messages)
+    assert s.context().messages == () and s.context().tokens == 0
+    assert s.clear() is None  # nothing live: nothing written
+    assert s.state() == {"user_name": "Ada"}
+    assert [m.id for m in s.context(at=full.seq).messages] == [m.id for m in full.messages]
+    s.append_user("again")
+    assert roles(store.session(s.id)) == ["user"]
+    assert store.verify(s.id).ok
+
+
+def test_state_changes_are_deltas_that_replay_to_any_point(store: SessionStore) -> None:
+    s = store.create_session(model="m", session_id="state")
+    assert s.state() == {}
+    first = s.update_state({"a": 1, "b": [1, 2], "c": {"d": None}})
+    assert first is not None and isinstance(first.payload, StateChanged)
+    assert s.update_state({"a": 1}) is None  # the same value: no event
+    second = s.update_state({"a": 2, "e": (3, 4)}, remove=["b", "missing"])
+    assert second is not None
+    assert second.payload == StateChanged(values={"a": 2, "e": [3, 4]}, removed=("b",))
+    assert s.state() == {"a": 2, "c": {"d": None}, "e": [3, 4]}
+    assert s.state(at=first.seq) == {"a": 1, "b": [1, 2], "c": {"d": None}}
+    assert s.state(at=1) == {}
+    copy = s.state()
+    copy["a"] = 99
+    assert s.state()["a"] == 2
+    assert store.session("state").state() == {"a": 2, "c": {"d": None}, "e": [3, 4]}
+
+
+def test_a_fork_starts_from_its_parents_state_at_the_fork_point(store: SessionStore) -> None:
+    s = store.create_session(model="m", session_id="parent")
+    point = s.update_state({"plan": "v1"})
+    s.update_state({"plan": "v2"})
+    assert point is not None
+    fork = store.fork("parent", at=point.seq)
+    assert fork.state() == {"plan": "v1"}
+    fork.update_state(remove=["plan"])
+    assert fork.state() == {} and s.state() == {"plan": "v2"}
+
+
+def test_state_survives_snapshots(store: SessionStore) -> None:
+    s = store.create_session(model="m", session_id="snap")
+    for n in range(250):
+        s.update_state({f"k{n % 7}": n})
+    resumed = store.session("snap")
+    assert resumed.state() == {f"k{k}": max(n for n in range(250) if n % 7 == k) for k in range(7)}
+
+
+@pytest.mark.parametrize(
+    ("values", "remove", "message"),
+    [
+        ([("a", 1)], (), "values must be a mapping"),
+        ({1: "x"}, (), "a state key is non-empty text"),
+        ({"": 1}, (), "a state key is non-empty text"),
+        ({"a": float("nan")}, (), "no stable JSON form"),
+        ({"a": b"x"}, (), "bytes is not a JSON value"),
+        ({"a": 1}, ["a"], "both set and removed"),
+        (None, "a", "remove must be a list of keys"),
+        ({"a": "\x00"}, (), "NUL"),
+    ],
+)
+def test_bad_state_is_refused_and_nothing_is_written(
+    store: SessionStore, values: object, remove: object, message: str
+) -> None:
+    s = store.create_session(model="m", session_id="bad")
+    with pytest.raises(InvalidArgument, match=message):
+        s.update_state(values, remove=remove)  # type: ignore[arg-type]
+    assert store.version("bad") == 1
