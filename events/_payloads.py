@@ -19,6 +19,9 @@ from events._messages import FrozenModel, Message
 
 CompactionReason = Literal["before_llm_call", "after_tool", "manual"]
 PartIds = Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)]
+Label = Annotated[str, Field(min_length=1, max_length=128)]
+"""An app, user or tag name: what sessions are listed by."""
+Tags = Annotated[tuple[Label, ...], Field(max_length=64)]
 
 
 class Payload(FrozenModel):
@@ -45,6 +48,11 @@ class SessionStarted(Payload):
     """The hash of the parent's event at `parent_seq`: a fork names exactly the history it
     continues, so a fork cannot be pointed at another session's events (forks written before
     this field existed have none)."""
+    app: Label | None = Field(default=None, exclude_if=lambda value: value is None)
+    user: Label | None = Field(default=None, exclude_if=lambda value: value is None)
+    tags: Tags = Field(default=(), exclude_if=lambda value: not value)
+    """What the session is listed by (`SessionStore.sessions(app=, user=, tag=)`): the app
+    that runs it, the user who owns it, free tags. `MetadataChanged` replaces them."""
 
 
 class MessageAppended(Payload):
@@ -150,6 +158,16 @@ def redaction_placeholder(reason: str) -> str:
     return f"[redacted: {reason}]"
 
 
+class MetadataChanged(Payload):
+    """New listing metadata for the session: `app`, `user` and `tags` as a whole (a field left
+    out is cleared)."""
+
+    type: Literal["MetadataChanged"] = "MetadataChanged"
+    app: Label | None = None
+    user: Label | None = None
+    tags: Tags = ()
+
+
 class CompressionChanged(Payload):
     """New context-management settings for the session (a full `CompressionConfig` object)."""
 
@@ -182,7 +200,8 @@ EventPayload = Annotated[
     | ContentRedacted
     | MessagePopped
     | SessionCleared
-    | StateChanged,
+    | StateChanged
+    | MetadataChanged,
     Field(discriminator="type"),
 ]
 
@@ -200,4 +219,5 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     MessagePopped,
     SessionCleared,
     StateChanged,
+    MetadataChanged,
 )

@@ -31,6 +31,7 @@ from events import (
     MessagePopped,
     MessagesReverted,
     MessageUnpinned,
+    MetadataChanged,
     OutputsPruned,
     OutputsRestored,
     Part,
@@ -131,6 +132,10 @@ class ContextFold:
         elif isinstance(payload, CompressionChanged):
             if self.header is not None:
                 self.header = self.header.model_copy(update={"compression": payload.compression})
+        elif isinstance(payload, MetadataChanged):
+            if self.header is not None:
+                metadata = {"app": payload.app, "user": payload.user, "tags": payload.tags}
+                self.header = self.header.model_copy(update=metadata)
         elif isinstance(payload, MessageAppended):
             change = self._add(payload.message, (event.session_id, event.seq))
             usage = payload.message.usage

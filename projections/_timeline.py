@@ -16,6 +16,7 @@ from events import (
     MessagePopped,
     MessagesReverted,
     MessageUnpinned,
+    MetadataChanged,
     NativePart,
     OutputsPruned,
     OutputsRestored,
@@ -104,6 +105,11 @@ def describe(payload: Payload, change: Change) -> str:
         )
     if isinstance(payload, MessagesReverted):
         return f"reverted {len(change.removed)} message(s) after {payload.after_message_id}"
+    if isinstance(payload, MetadataChanged):
+        shown = [f"app {payload.app}" if payload.app else "no app"]
+        shown.append(f"user {payload.user}" if payload.user else "no user")
+        shown.append("tags " + ", ".join(payload.tags) if payload.tags else "no tags")
+        return _clip("metadata: " + "; ".join(shown))
     if isinstance(payload, MessagePopped):
         return f"popped {payload.message_id}" if change.removed else "popped nothing live"
     if isinstance(payload, SessionCleared):

@@ -27,6 +27,7 @@ from events import (
     ChainLink,
     ContentRedacted,
     InvalidEvent,
+    MetadataChanged,
     NewEvent,
     Payload,
     RecordedEvent,
@@ -44,7 +45,7 @@ from store._errors import (
     PayloadTooLarge,
     UnknownSession,
 )
-from store._recorder import EventRow, Head, LostRace, NewSession, Recorder
+from store._recorder import EventRow, Head, LostRace, NewSession, Recorder, SessionMetadata
 from store._schema import SESSION_ID_LENGTH
 
 EventLike = NewEvent | Payload | Mapping[str, Any]
@@ -216,7 +217,15 @@ def append(
             for link, item in zip(links, batch, strict=True)
         ]
         try:
-            positions = recorder.write(session_id, head, rows, new, bodies, forget(batch))
+            positions = recorder.write(
+                session_id,
+                head,
+                rows,
+                new,
+                bodies,
+                forget(batch),
+                metadata_set([item.event.payload for item in batch]),
+            )
         except LostRace:
             stored = _already_stored(recorder, session_id, batch)
             if stored is not None:
@@ -318,6 +327,17 @@ def chain(
         links.append(link)
         prev_hash = digest
     return links
+
+
+def metadata_set(payloads: Sequence[Payload]) -> SessionMetadata | None:
+    """The listing metadata the newest `SessionStarted` or `MetadataChanged` among `payloads`
+    sets; `None` when none sets any (a session that starts without any has none to write)."""
+    for payload in reversed(payloads):
+        if isinstance(payload, SessionStarted | MetadataChanged):
+            metadata = SessionMetadata(payload.app, payload.user, payload.tags)
+            started_bare = isinstance(payload, SessionStarted) and metadata == SessionMetadata()
+            return None if started_bare else metadata
+    return None
 
 
 def _session_start(

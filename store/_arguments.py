@@ -78,3 +78,33 @@ def summarizer_or_none(value: T | None) -> T | None:
     if value is not None and not callable(value):
         raise InvalidArgument(f"summarizer must be callable or None, got {described(value)}")
     return value
+
+
+LABEL_LENGTH = 128
+MAX_TAGS = 64
+
+
+def optional_label(name: str, value: object) -> str | None:
+    """`None`, or an app, user or tag name: 1 to 128 printable characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 0 < len(value) <= LABEL_LENGTH:
+        raise InvalidArgument(
+            f"{name} must be None or 1 to {LABEL_LENGTH} characters, got {described(value)}"
+        )
+    if not value.isprintable():
+        raise InvalidArgument(f"{name} has unprintable characters: {described(value)}")
+    return value
+
+
+def tags(value: object) -> tuple[str, ...]:
+    """Tags as the session keeps them: each a label, at most 64, repeats dropped, sorted (a
+    set: the order they were given in means nothing)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Collection):
+        raise InvalidArgument(f"tags must be a list of names, got {described(value)}")
+    checked = {optional_label("a tag", tag) for tag in value}
+    if None in checked:
+        raise InvalidArgument("a tag must be 1 to 128 characters, got None")
+    if len(checked) > MAX_TAGS:
+        raise InvalidArgument(f"a session has at most {MAX_TAGS} tags, got {len(checked)}")
+    return tuple(sorted(tag for tag in checked if tag is not None))

@@ -40,7 +40,15 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from store._errors import DatabaseUnavailable, SchemaMismatch
-from store._recorder import BodyRow, DatabaseState, EventRow, Head, LostRace, NewSession
+from store._recorder import (
+    BodyRow,
+    DatabaseState,
+    EventRow,
+    Head,
+    LostRace,
+    NewSession,
+    SessionMetadata,
+)
 from store._schema import events
 from store._sql import PAGE, SqlRecorder, serialize_json, shown_url, state_of
 
@@ -135,11 +143,12 @@ class PostgresRecorder(SqlRecorder):
         new: NewSession | None = None,
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
+        metadata: SessionMetadata | None = None,
     ) -> list[int]:
-        """One statement on psycopg (see the module's docstring); a redaction, a batch over a
-        page, or another driver take the general path."""
-        if not self._one_statement or forget or len(rows) > PAGE:
-            return super().write(session_id, after, rows, new, bodies, forget)
+        """One statement on psycopg (see the module's docstring); a redaction, new metadata,
+        a batch over a page, or another driver take the general path."""
+        if not self._one_statement or forget or metadata is not None or len(rows) > PAGE:
+            return super().write(session_id, after, rows, new, bodies, forget, metadata)
         last = rows[-1]
         params: dict[str, Any] = {
             "session_id": session_id,

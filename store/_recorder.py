@@ -79,6 +79,28 @@ class NewSession(NamedTuple):
     parent_seq: int | None
 
 
+class SessionMetadata(NamedTuple):
+    """What a session is listed by: the `sessions` row's `app` and `user_id`, its tags."""
+
+    app: str | None = None
+    user: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+class SessionFilter(NamedTuple):
+    """Which sessions a listing returns, newest update first: those of `app`, of `user`, with
+    `tag` (each `None`: any), `offset` of them skipped and at most `limit` (`None`: all)."""
+
+    app: str | None = None
+    user: str | None = None
+    tag: str | None = None
+    limit: int | None = None
+    offset: int = 0
+
+
+ALL_SESSIONS = SessionFilter()
+
+
 class StoreCounts(NamedTuple):
     sessions: int
     events: int
@@ -108,6 +130,7 @@ class Recorder(Protocol):
         new: NewSession | None = None,
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
+        metadata: SessionMetadata | None = None,
     ) -> list[int]:
         """Insert `rows` (which continue the session from `after`) and move the head to the
         last of them, atomically, only if the head is still `after`; a new session (`after`
@@ -117,7 +140,9 @@ class Recorder(Protocol):
         In the same transaction: `bodies` are stored (a digest stored already is kept) and
         referenced by the session; the session's references to `forget` are deleted, and
         each of those bodies once no session references it (`rows` must hold the
-        `ContentRedacted` event that names them: the database refuses any other deletion)."""
+        `ContentRedacted` event that names them: the database refuses any other deletion).
+        `metadata`, when given, replaces the session's listing metadata (`rows` hold the
+        event that sets it)."""
         ...
 
     def save_snapshot(
@@ -176,8 +201,8 @@ class Recorder(Protocol):
 
     def session(self, session_id: str) -> SessionInfo | None: ...
 
-    def sessions(self) -> list[SessionInfo]:
-        """Every session, most recently updated first."""
+    def sessions(self, where: SessionFilter = ALL_SESSIONS) -> list[SessionInfo]:
+        """The sessions `where` selects, most recently updated first."""
         ...
 
     def session_ids(self) -> list[str]:

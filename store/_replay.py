@@ -173,7 +173,13 @@ def _checked_snapshot(recorder: Recorder, session_id: str, seq: int, text: str) 
         raise ValueError("it does not stand at the event it names")
     started = own.payload
     assert isinstance(started, SessionStarted)
-    if state.header.model_copy(update={"compression": started.compression}) != started:
+    as_started = {
+        "compression": started.compression,
+        "app": started.app,
+        "user": started.user,
+        "tags": started.tags,
+    }  # what later events change in the header
+    if state.header.model_copy(update=as_started) != started:
         raise ValueError("its header is not the session's SessionStarted")
     limits = _reference_limits(recorder, session_id, seq, started, set(state.sessions))
     refs = ContextFold.snapshot_refs(state)

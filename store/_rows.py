@@ -26,6 +26,9 @@ class SessionInfo:
     created_at: datetime
     updated_at: datetime
     head_hash: str
+    app: str | None = None
+    user: str | None = None
+    tags: tuple[str, ...] = ()
 
 
 def as_utc(moment: datetime) -> datetime:

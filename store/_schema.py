@@ -17,6 +17,7 @@ Json = sa.JSON().with_variant(JSONB(), "postgresql")
 Position = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 SESSION_ID_LENGTH = 128
+LABEL_LENGTH = 128
 
 events = sa.Table(
     "events",
@@ -46,6 +47,20 @@ sessions = sa.Table(
     sa.Column("parent_seq", sa.Integer, nullable=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("app", sa.String(LABEL_LENGTH), nullable=True),
+    sa.Column("user_id", sa.String(LABEL_LENGTH), nullable=True),
+    sa.Index("ix_sessions_app_user", "app", "user_id"),
+)
+"""`app`, `user_id` and the `session_tags` rows mirror the session's newest `SessionStarted` or
+`MetadataChanged`, written in the same transaction: an index to list sessions by, not a
+source of truth (the events are)."""
+
+session_tags = sa.Table(
+    "session_tags",
+    metadata,
+    sa.Column("session_id", sa.String(SESSION_ID_LENGTH), primary_key=True),
+    sa.Column("tag", sa.String(LABEL_LENGTH), primary_key=True),
+    sa.Index("ix_session_tags_tag", "tag"),
 )
 
 snapshots = sa.Table(

@@ -31,6 +31,7 @@ from events import (
     MessagePopped,
     MessagesReverted,
     MessageUnpinned,
+    MetadataChanged,
     NewEvent,
     OutputsRestored,
     Part,
@@ -480,6 +481,23 @@ class Session:
             self._catch_up()
             return copy.deepcopy(self._fold.state)
         return copy.deepcopy(self._log.fold_at(self.id, at).state)
+
+    @_serialized
+    def update_metadata(self, /, **changes: Any) -> RecordedEvent | None:
+        """Change what the session is listed by: `app`, `user` (a name or `None`) and `tags`
+        (a list, which replaces the old one), by a `MetadataChanged` event; `None` when that
+        changes nothing. Anything else is `InvalidArgument`, and nothing is written."""
+        unknown = sorted(set(changes) - {"app", "user", "tags"})
+        if unknown:
+            raise InvalidArgument(f"update_metadata takes app, user and tags, not {unknown[0]}")
+        self._catch_up()
+        header = self.header
+        app = check.optional_label("app", changes.get("app", header.app))
+        user = check.optional_label("user", changes.get("user", header.user))
+        tags = check.tags(changes.get("tags", header.tags))
+        if (app, user, tags) == (header.app, header.user, header.tags):
+            return None
+        return self.append_events([MetadataChanged(app=app, user=user, tags=tags)])[0]
 
     @_serialized
     def configure(self, /, **changes: Any) -> RecordedEvent:

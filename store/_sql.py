@@ -22,6 +22,7 @@ from alembic import command
 from store._errors import DatabaseUnavailable
 from store._migrate import alembic_config
 from store._recorder import (
+    ALL_SESSIONS,
     BodyRow,
     DatabaseState,
     EventRow,
@@ -29,11 +30,13 @@ from store._recorder import (
     Head,
     LostRace,
     NewSession,
+    SessionFilter,
+    SessionMetadata,
     StoreCounts,
     StoredEvent,
 )
 from store._rows import SessionInfo, as_utc
-from store._schema import blob_refs, blobs, events, sessions, snapshots
+from store._schema import blob_refs, blobs, events, session_tags, sessions, snapshots
 
 WRITE = "sessionstore_write"
 """Execution option that marks a connection's transaction as a write (SQLite: IMMEDIATE)."""
@@ -131,6 +134,17 @@ _FORGET_BODY = blobs.delete().where(
 )
 _SESSION_ROW = sa.select(sessions).where(sessions.c.id == _SESSION)
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
+_SET_METADATA = (
+    sessions.update()
+    .where(sessions.c.id == _SESSION)
+    .values(app=sa.bindparam("app"), user_id=sa.bindparam("user_id"))
+)
+_DROP_TAGS = session_tags.delete().where(session_tags.c.session_id == _SESSION)
+_TAGS_OF = (
+    sa.select(session_tags.c.session_id, session_tags.c.tag)
+    .where(session_tags.c.session_id.in_(sa.bindparam("ids", expanding=True)))
+    .order_by(session_tags.c.session_id, session_tags.c.tag)
+)
 _SESSION_IDS = sa.union(sa.select(events.c.session_id).distinct(), sa.select(sessions.c.id))
 _NEWEST_SNAPSHOT = (
     sa.select(snapshots.c.seq, sa.cast(snapshots.c.state, sa.Text))
@@ -154,7 +168,7 @@ _SNAPSHOTS = (
 )
 
 
-def session_info(row: Any) -> SessionInfo:
+def session_info(row: Any, tags: Sequence[str] = ()) -> SessionInfo:
     return SessionInfo(
         id=row.id,
         title=row.title,
@@ -164,7 +178,27 @@ def session_info(row: Any) -> SessionInfo:
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
         head_hash=row.head_hash,
+        app=row.app,
+        user=row.user_id,
+        tags=tuple(tags),
     )
+
+
+def listing(where: SessionFilter) -> sa.Select[Any]:
+    """The `sessions` rows a filter selects, newest update first (ties by id: stable pages)."""
+    query = _SESSIONS_NEWEST_FIRST
+    if where.app is not None:
+        query = query.where(sessions.c.app == where.app)
+    if where.user is not None:
+        query = query.where(sessions.c.user_id == where.user)
+    if where.tag is not None:
+        tagged = sa.select(session_tags.c.session_id).where(session_tags.c.tag == where.tag)
+        query = query.where(sessions.c.id.in_(tagged))
+    if where.offset:
+        query = query.offset(where.offset)
+    if where.limit is not None:
+        query = query.limit(where.limit)
+    return query
 
 
 def _stored(row: Any) -> StoredEvent:
@@ -228,6 +262,7 @@ class SqlRecorder:
         new: NewSession | None = None,
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
+        metadata: SessionMetadata | None = None,
     ) -> list[int]:
         with self._writing() as conn:
             if after is None:
@@ -247,6 +282,13 @@ class SqlRecorder:
             for digest in forget:
                 conn.execute(_FORGET_REF, {"session_id": session_id, "digest": digest})
                 conn.execute(_FORGET_BODY, {"digest": digest})
+            if metadata is not None:
+                key = {"session_id": session_id}
+                conn.execute(_SET_METADATA, {**key, "app": metadata.app, "user_id": metadata.user})
+                conn.execute(_DROP_TAGS, key)
+                if metadata.tags:
+                    tags = [{"session_id": session_id, "tag": tag} for tag in metadata.tags]
+                    conn.execute(session_tags.insert(), tags)
             return positions
 
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
@@ -348,11 +390,23 @@ class SqlRecorder:
     def session(self, session_id: str) -> SessionInfo | None:
         with self._reading() as conn:
             row = conn.execute(_SESSION_ROW, {"session_id": session_id}).first()
-        return None if row is None else session_info(row)
+            if row is None:
+                return None
+            return session_info(row, self._tags(conn, [session_id]).get(session_id, ()))
 
-    def sessions(self) -> list[SessionInfo]:
+    def sessions(self, where: SessionFilter = ALL_SESSIONS) -> list[SessionInfo]:
         with self._reading() as conn:
-            return [session_info(row) for row in conn.execute(_SESSIONS_NEWEST_FIRST)]
+            rows = conn.execute(listing(where)).all()
+            tags = self._tags(conn, [row.id for row in rows])
+        return [session_info(row, tags.get(row.id, ())) for row in rows]
+
+    def _tags(self, conn: sa.Connection, session_ids: list[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for start in range(0, len(session_ids), PAGE):
+            ids = session_ids[start : start + PAGE]
+            for session_id, tag in conn.execute(_TAGS_OF, {"ids": ids}):
+                found.setdefault(session_id, []).append(tag)
+        return found
 
     def session_ids(self) -> list[str]:
         with self._reading() as conn:

@@ -39,6 +39,7 @@ from store._recorder import (
     Head,
     LostRace,
     NewSession,
+    SessionMetadata,
     StoredEvent,
 )
 from store._schema import events
@@ -74,6 +75,9 @@ _FORGET_BODY = (
     "DELETE FROM blobs WHERE digest = ? AND NOT EXISTS "
     "(SELECT 1 FROM blob_refs WHERE blob_refs.digest = ?)"
 )
+_SET_METADATA = "UPDATE sessions SET app = ?, user_id = ? WHERE id = ?"
+_DROP_TAGS = "DELETE FROM session_tags WHERE session_id = ?"
+_INSERT_TAG = "INSERT INTO session_tags (session_id, tag) VALUES (?, ?)"
 _INSERT_EVENT = (
     "INSERT INTO events (session_id, seq, event_id, type, schema_version, recorded_at, "
     "prev_hash, hash, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -190,6 +194,7 @@ class SqliteRecorder(SqlRecorder):
         new: NewSession | None = None,
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
+        metadata: SessionMetadata | None = None,
     ) -> list[int]:
         with self._driver("append") as driver:
             driver.execute("BEGIN IMMEDIATE")
@@ -227,6 +232,10 @@ class SqliteRecorder(SqlRecorder):
                 for digest in forget:
                     cursor.execute(_FORGET_REF, (session_id, digest))
                     cursor.execute(_FORGET_BODY, (digest, digest))
+                if metadata is not None:
+                    cursor.execute(_SET_METADATA, (metadata.app, metadata.user, session_id))
+                    cursor.execute(_DROP_TAGS, (session_id,))
+                    cursor.executemany(_INSERT_TAG, [(session_id, t) for t in metadata.tags])
                 cursor.close()
                 driver.execute("COMMIT")
             except BaseException:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Literal, get_args
@@ -26,6 +26,7 @@ from store._errors import (
 from store._importers import claude_code_events, openai_events
 from store._log import MAX_SEQ, EventLog
 from store._migrate import ensure_schema
+from store._recorder import SessionFilter
 from store._redact import plan_redaction
 from store._rows import SessionInfo
 from store._session import Session
@@ -173,11 +174,15 @@ class SessionStore:
         encoding: str = DEFAULT_ENCODING,
         compression: dict[str, JsonValue] | None = None,
         session_id: str | None = None,
+        app: str | None = None,
+        user: str | None = None,
+        tags: Collection[str] = (),
     ) -> Session:
         """Start a new session and return its handle. `encoding` is the tiktoken encoding its
         token counts use; it is loaded now, so a missing one fails before anything is written.
         `compression` holds `CompressionConfig` settings (the rest keep their defaults); it is
-        checked now too. An id that is taken raises `SessionExists`."""
+        checked now too. `app`, `user` and `tags` are what `sessions()` lists it by. An id
+        that is taken raises `SessionExists`."""
         check.text("model", model)
         check.optional_integer("context_window", context_window, minimum=1)
         check.text("title", title)
@@ -189,6 +194,11 @@ class SessionStore:
             )
         if session_id is not None:
             check_session_id(session_id)
+        metadata = {
+            "app": check.optional_label("app", app),
+            "user": check.optional_label("user", user),
+            "tags": check.tags(tags),
+        }
         try:
             CompressionConfig.model_validate(compression or {})
             started = SessionStarted(
@@ -198,6 +208,7 @@ class SessionStore:
                 output_reserve=output_reserve,
                 encoding=encoding,
                 compression=dict(compression or {}),
+                **metadata,
             )
         except ValidationError as exc:
             raise InvalidArgument(f"compression: {describe_validation_error(exc)}") from None
@@ -302,9 +313,25 @@ class SessionStore:
         check_session_id(session_id)
         return self._session_row(session_id)
 
-    def sessions(self) -> list[SessionInfo]:
-        """Every session, most recently updated first."""
-        return self._recorder.sessions()
+    def sessions(
+        self,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first: those of `app`, of `user`, with `tag` (each
+        `None`: any); `offset` of them skipped, at most `limit` (`None`: all)."""
+        where = SessionFilter(
+            app=check.optional_label("app", app),
+            user=check.optional_label("user", user),
+            tag=check.optional_label("tag", tag),
+            limit=check.optional_integer("limit", limit, minimum=0),
+            offset=check.integer("offset", offset, minimum=0),
+        )
+        return self._recorder.sessions(where)
 
     def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
         """Check the session's history: its hash chain, its `sessions` row, its fork link, and

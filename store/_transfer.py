@@ -32,7 +32,14 @@ from events import (
 from events._arguments import brief
 from events._bodies import Body, body_digests, digest_of, join_bodies
 from events._canonical import hashed_json
-from store._append import Encoded, chain, check_session_id, event_row, fork_point_problem
+from store._append import (
+    Encoded,
+    chain,
+    check_session_id,
+    event_row,
+    fork_point_problem,
+    metadata_set,
+)
 from store._bodies import pack_all, redactions, unpack
 from store._errors import ImportRefused, InvalidSessionId, SessionExists, UnknownSession
 from store._importers import json_object
@@ -225,8 +232,15 @@ def insert_links(
     _check_parent(recorder, started)
     rows = [event_row(session_id, link, canonical_json(link.payload)) for link in links]
     new = NewSession(started.title, started.parent_session_id, started.parent_seq)
+    metadata = metadata_set(
+        [
+            decode_payload(link.type, link.schema_version, link.payload)
+            for link in links
+            if link.type in ("SessionStarted", "MetadataChanged")
+        ]
+    )
     try:
-        recorder.write(session_id, None, rows, new, pack_all(bodies))
+        recorder.write(session_id, None, rows, new, pack_all(bodies), metadata=metadata)
     except LostRace:  # another writer took the id meanwhile
         raise SessionExists(session_id) from None
 

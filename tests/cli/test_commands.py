@@ -299,7 +299,7 @@ def test_bad_options_and_unknown_ids_are_one_line(cli: Cli) -> None:
 
 def test_db_commands_report_the_revision(cli: Cli) -> None:
     current = cli("db", "current")
-    assert current.code == 0 and current.out.startswith("database at 0002")
+    assert current.code == 0 and current.out.startswith("database at 0003")
     assert cli("db", "upgrade").out == current.out
 
 

@@ -3,6 +3,8 @@ newest item, clear the live context, and a key-value state that replays like the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from events import MessagePopped, SessionCleared, StateChanged
@@ -125,3 +127,90 @@ def test_bad_state_is_refused_and_nothing_is_written(
     with pytest.raises(InvalidArgument, match=message):
         s.update_state(values, remove=remove)  # type: ignore[arg-type]
     assert store.version("bad") == 1
+
+
+def listed(store: SessionStore, **where: object) -> list[str]:
+    return [info.id for info in store.sessions(**where)]  # type: ignore[arg-type]
+
+
+def test_sessions_are_listed_by_app_user_and_tag_a_page_at_a_time(store: SessionStore) -> None:
+    for n, (app, user, tags) in enumerate(
+        [
+            ("shop", "ada", ["urgent", "billing"]),
+            ("shop", "bob", ["billing"]),
+            ("blog", "ada", []),
+            (None, None, ["urgent"]),
+        ]
+    ):
+        s = store.create_session(model="m", session_id=f"s{n}", app=app, user=user, tags=tags)
+        s.append_user(f"hello {n}")  # a later update puts it first in the listing
+    assert listed(store) == ["s3", "s2", "s1", "s0"]
+    assert listed(store, app="shop") == ["s1", "s0"]
+    assert listed(store, app="shop", user="ada") == ["s0"]
+    assert listed(store, user="ada") == ["s2", "s0"]
+    assert listed(store, tag="urgent") == ["s3", "s0"]
+    assert listed(store, tag="billing", user="bob") == ["s1"]
+    assert listed(store, app="nobody") == []
+    assert listed(store, limit=2) == ["s3", "s2"]
+    assert listed(store, limit=2, offset=2) == ["s1", "s0"]
+    assert listed(store, offset=4) == []
+    info = store.session_info("s0")
+    assert (info.app, info.user, info.tags) == ("shop", "ada", ("billing", "urgent"))
+
+
+def metadata_of(s: Session) -> tuple[str | None, str | None, tuple[str, ...]]:
+    return s.header.app, s.header.user, s.header.tags
+
+
+def test_metadata_changes_by_event_and_a_fork_takes_its_parents(store: SessionStore) -> None:
+    s = store.create_session(model="m", session_id="meta", app="shop", tags=["b", "a", "b"])
+    assert s.header.tags == ("a", "b")
+    assert s.update_metadata(app="shop") is None  # nothing changes: nothing written
+    event = s.update_metadata(user="ada", tags=["c"])
+    assert event is not None and event.type == "MetadataChanged"
+    assert metadata_of(s) == ("shop", "ada", ("c",))
+    assert listed(store, tag="a") == [] and listed(store, tag="c") == ["meta"]
+    s.update_metadata(app=None)
+    assert listed(store, app="shop") == [] and listed(store, user="ada") == ["meta"]
+    fork = store.fork("meta")
+    assert metadata_of(fork) == (None, "ada", ("c",))
+    assert sorted(listed(store, tag="c")) == sorted(["meta", fork.id])
+    resumed = store.session("meta")
+    assert resumed.header == s.header
+    assert store.verify("meta").ok
+
+
+def test_an_exported_session_imports_with_its_metadata(store: SessionStore, tmp_path: Path) -> None:
+    s = store.create_session(model="m", session_id="travels", app="shop", user="ada")
+    s.append_user("hi")
+    s.update_metadata(tags=["moved"])
+    with SessionStore(f"sqlite:///{tmp_path / 'elsewhere.db'}") as elsewhere:
+        elsewhere.import_session(list(store.export_session("travels")))
+        info = elsewhere.session_info("travels")
+        assert (info.app, info.user, info.tags) == ("shop", "ada", ("moved",))
+        assert [i.id for i in elsewhere.sessions(tag="moved")] == ["travels"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"app": ""}, "app must be None or 1 to 128 characters"),
+        ({"user": "x" * 129}, "user must be None or 1 to 128 characters"),
+        ({"tags": "urgent"}, "tags must be a list of names"),
+        ({"tags": [None]}, "a tag must be"),
+        ({"tags": [f"t{n}" for n in range(65)]}, "at most 64 tags"),
+        ({"owner": "ada"}, "takes app, user and tags, not owner"),
+        ({"app": "a\nb"}, "unprintable"),
+    ],
+)
+def test_bad_metadata_is_refused_and_nothing_is_written(
+    store: SessionStore, changes: dict[str, object], message: str
+) -> None:
+    s = store.create_session(model="m", session_id="bad-meta")
+    with pytest.raises(InvalidArgument, match=message):
+        s.update_metadata(**changes)
+    assert store.version("bad-meta") == 1
+    if "owner" not in changes:
+        with pytest.raises(InvalidArgument, match=message):
+            store.create_session(model="m", **changes)  # type: ignore[arg-type]
+    assert listed(store) == ["bad-meta"]

@@ -17,7 +17,15 @@ from tests.builders import conversation
 from tests.conftest import Backend
 
 REPO = Path(__file__).resolve().parents[2]
-TABLES = {"alembic_version", "blob_refs", "blobs", "events", "sessions", "snapshots"}
+TABLES = {
+    "alembic_version",
+    "blob_refs",
+    "blobs",
+    "events",
+    "session_tags",
+    "sessions",
+    "snapshots",
+}
 
 
 def table_names(backend: Backend) -> set[str]:
@@ -42,7 +50,7 @@ def test_opening_an_empty_database_migrates_it_to_head(backend: Backend) -> None
     with SessionStore(backend.url):
         pass
     assert table_names(backend) == TABLES
-    assert stored_revision(backend) == head_revision() == "0002"
+    assert stored_revision(backend) == head_revision() == "0003"
 
 
 def test_with_migrate_off_an_empty_database_is_refused_and_left_empty(backend: Backend) -> None:
@@ -61,7 +69,7 @@ def test_alembic_upgrade_head_works_from_the_repository(backend: Backend) -> Non
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert stored_revision(backend) == "0002"
+    assert stored_revision(backend) == "0003"
     with SessionStore(backend.url, migrate=False) as store:  # at head: opens without migrating
         store.append("s1", conversation(turns=1), expected_version=0)
     with pytest.raises(sa.exc.DatabaseError, match="append-only"):
@@ -108,4 +116,21 @@ def test_processes_opening_one_empty_database_together_all_succeed(backend: Back
     ]
     errors = [p.communicate(timeout=120)[1] for p in processes]
     assert [p.returncode for p in processes] == [0, 0, 0], errors
-    assert stored_revision(backend) == "0002"
+    assert stored_revision(backend) == "0003"
+
+
+def test_a_database_at_0002_upgrades_and_keeps_its_sessions(backend: Backend) -> None:
+    """Written at head, taken back to 0002 (events and bodies stay, the metadata goes), then
+    upgraded again, as a database from before 0003 is."""
+    config = alembic_config(backend.url)
+    with SessionStore(backend.url) as store:
+        store.append("old", conversation(turns=1), expected_version=0)
+        before = store.session("old").context()
+    command.downgrade(config, "0002")
+    assert "session_tags" not in table_names(backend)
+    command.upgrade(config, "head")
+    with SessionStore(backend.url, migrate=False) as store:
+        assert store.session("old").context() == before
+        (info,) = store.sessions()
+        assert (info.id, info.app, info.user, info.tags) == ("old", None, None, ())
+        assert store.verify("old").ok

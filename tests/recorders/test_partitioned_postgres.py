@@ -36,6 +36,7 @@ PARTITION_KEYS = {
     "snapshots": "session_id",
     "blob_refs": "session_id",
     "blobs": "digest",
+    "session_tags": "session_id",
 }
 SESSIONS = [f"s{n}" for n in range(12)]
 """Ids whose rows land in every one of the 4 partitions of each table (hashing is fixed: s11
@@ -265,7 +266,7 @@ def test_db_upgrade_partitions_creates_the_layout(
     postgres_backend: Backend, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--db", postgres_backend.url, "db", "upgrade", "--partitions", "3"]) == 0
-    assert "database at 0002" in capsys.readouterr().out
+    assert "database at 0003" in capsys.readouterr().out
     assert layout(postgres_backend) == {
         table: (f"HASH ({key})", 3) for table, key in PARTITION_KEYS.items()
     }
