@@ -9,6 +9,8 @@ s.append_tool_result("c1", output="...")
 messages = s.context().to_openai()
 """
 
+import importlib.metadata as _metadata
+
 from events import ChainReport, CompressionConfig, NewEvent, RecordedEvent, ToolLimits, Usage
 from projections import Context, LiveMessage, LiveToolResult, TimelineRow
 from store._errors import (
@@ -39,6 +41,11 @@ from store._store import SessionStore
 from store._summarize import ExtractiveSummarizer, OpenAIChatSummarizer, Summarizer
 from store._tool_calls import ToolCall
 from store._verify import Checkpoint, SessionHead, VerifyReport
+
+try:
+    __version__ = _metadata.version("sessionstore")
+except _metadata.PackageNotFoundError:  # run from a checkout that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "ChainReport",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,3 +30,13 @@ def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
         if path.suffix in (".py", ".mako") and "__pycache__" not in path.parts
     }
     assert ours - inside == set()
+    # what type checkers and license scanners look for
+    assert {"events/py.typed", "projections/py.typed", "store/py.typed"} <= inside
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in inside)
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    import store
+
+    assert store.__version__ == version("sessionstore")
+    assert store.__version__ != "0+unknown"
