@@ -449,12 +449,22 @@ class SessionStore:
         """Sessions, events, stored bytes, and the tokens pruning and compaction freed."""
         return store_stats(self._recorder)
 
-    def summaries(self, session_id: str | None = None) -> list[SessionSummary]:
-        """`sessions()` (or just `session_id`) with live tokens, window and compaction count."""
+    def summaries(
+        self,
+        session_id: str | None = None,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionSummary]:
+        """`sessions(...)` (or just `session_id`) with live tokens, window and compaction
+        count."""
         if session_id is not None:
             infos = [self._session_row(check_session_id(session_id))]
         else:
-            infos = self._recorder.sessions()
+            infos = self.sessions(app=app, user=user, tag=tag, limit=limit, offset=offset)
         return session_summaries(self._recorder, infos)
 
     # lifecycle

@@ -79,11 +79,24 @@ def demo(app: Cli, turns: int) -> int:
 
 
 @cli.command("ls")
+@click.option("--app", "app_name", metavar="APP", help="Only the sessions of this app.")
+@click.option("--user", metavar="USER", help="Only the sessions of this user.")
+@click.option("--tag", metavar="TAG", help="Only the sessions with this tag.")
+@click.option("--limit", type=click.IntRange(min=0), help="At most this many sessions.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
 @json_option
 @pass_cli
-def list_sessions(app: Cli, as_json: bool) -> None:
+def list_sessions(
+    app: Cli,
+    app_name: str | None,
+    user: str | None,
+    tag: str | None,
+    limit: int | None,
+    offset: int,
+    as_json: bool,
+) -> None:
     """List sessions, most recently updated first."""
-    summaries = app.reader.summaries()
+    summaries = app.reader.summaries(app=app_name, user=user, tag=tag, limit=limit, offset=offset)
     if as_json:
         app.json([views.session_json(s) for s in summaries])
     elif not summaries:

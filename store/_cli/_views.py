@@ -68,6 +68,9 @@ def session_json(s: SessionSummary) -> dict[str, Any]:
         "parent_seq": s.info.parent_seq,
         "created_at": s.info.created_at.isoformat(),
         "updated_at": s.info.updated_at.isoformat(),
+        "app": s.info.app,
+        "user": s.info.user,
+        "tags": list(s.info.tags),
     }
 
 

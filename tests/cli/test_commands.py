@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from store import UnknownSession
+from store import SessionStore, UnknownSession
 from store._cli import main
 from tests.cli.conftest import READ_OUTPUT, Cli, Run
 
@@ -37,6 +37,24 @@ LIVE_TOKENS = sum(
         "Fixed: empty input returns None.",
     )
 )
+
+
+def test_ls_filters_by_app_user_and_tag_and_pages(cli: Cli) -> None:
+    with SessionStore(cli.url) as store:
+        store.create_session(model="m", session_id="a1", app="shop", user="ada", tags=["x"])
+        store.create_session(model="m", session_id="a2", app="shop", user="bob")
+    shown = json.loads(cli("ls", "--app", "shop", "--json").out)
+    assert [(r["id"], r["app"], r["user"], r["tags"]) for r in shown] == [
+        ("a2", "shop", "bob", []),
+        ("a1", "shop", "ada", ["x"]),
+    ]
+    assert [r["id"] for r in json.loads(cli("ls", "--tag", "x", "--json").out)] == ["a1"]
+    assert [r["id"] for r in json.loads(cli("ls", "--user", "bob", "--json").out)] == ["a2"]
+    paged = cli("ls", "--limit", "1", "--offset", "1", "--json").out
+    assert [r["id"] for r in json.loads(paged)] == ["a1"]
+    assert json.loads(cli("ls", "--json").out)[-1]["app"] is None  # s1 has none
+    refused = cli("ls", "--app", "")
+    assert refused.code != 0 and "app must be None or 1 to 128 characters" in refused.err
 
 
 def test_ls_shows_each_session_with_its_live_size(cli: Cli) -> None:
