@@ -7,12 +7,18 @@ s.append_user("the test fails")
 s.append_assistant("", tool_calls=[ToolCall(id="c1", name="read", input={"path": "a.py"})])
 s.append_tool_result("c1", output="...")
 messages = s.context().to_openai()
+
+The same, awaited (each call runs in a worker thread; see `store._async`):
+async with AsyncSessionStore() as store:
+    s = await store.create_session(model="gpt-4o", context_window=128_000)
+    await s.append_user("the test fails")
 """
 
 import importlib.metadata as _metadata
 
 from events import ChainReport, CompressionConfig, NewEvent, RecordedEvent, ToolLimits, Usage
 from projections import Context, LiveMessage, LiveToolResult, TimelineRow
+from store._async import AsyncSession, AsyncSessionStore
 from store._errors import (
     CompactionError,
     ConcurrencyError,
@@ -48,6 +54,8 @@ except _metadata.PackageNotFoundError:  # run from a checkout that was never ins
     __version__ = "0+unknown"
 
 __all__ = [
+    "AsyncSession",
+    "AsyncSessionStore",
     "ChainReport",
     "Checkpoint",
     "CompactionError",

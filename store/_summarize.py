@@ -3,15 +3,24 @@
 A `Summarizer` is a callable `(messages, target_tokens) -> str`, or one returning an awaitable
 of it. `ExtractiveSummarizer` works offline with no model; `OpenAIChatSummarizer` asks any
 OpenAI-compatible chat endpoint (standard library only, so it needs no extra package).
+
+Where an awaitable summary is awaited: when `AsyncSession` runs the sync core in a worker
+thread, on its caller's event loop (see `CallerLoop`); in a thread with no running loop, in
+a loop of its own (`asyncio.run`); in a thread whose loop is running, nowhere: blocking that
+loop on its own work would deadlock it, so it is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import json
+import threading
 import urllib.request
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from events import InvalidEvent, TextPart, ToolCallPart
@@ -75,13 +84,68 @@ def _await(result: Awaitable[object]) -> object:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(wait())
+        caller = _CALLER_LOOP.get()
+        return asyncio.run(wait()) if caller is None else caller.wait_for(wait(), result)
     if inspect.iscoroutine(result):
         result.close()  # never awaited: close it rather than leave a warning behind
     raise RuntimeError(
         "an async summarizer cannot run while this thread's event loop is running; "
-        "call the check from a worker thread (await asyncio.to_thread(s.before_llm_call))"
+        "use AsyncSession, or call the check from a worker thread "
+        "(await asyncio.to_thread(s.before_llm_call))"
     )
+
+
+class CallerLoop:
+    """The event loop of an `AsyncSession` caller whose sync call runs in a worker thread.
+
+    An async summary met on the way is awaited there, natively: the loop is free, its caller
+    being suspended on the worker. `cancel()` (the caller was cancelled, or timed out) cancels
+    the summary in flight and refuses any later one, so the compaction fails with
+    `CompactionError` and appends nothing instead of landing after its caller gave up.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._summary: concurrent.futures.Future[object] | None = None
+
+    @contextmanager
+    def awaiting(self) -> Iterator[None]:
+        """Within it (in the worker), async summaries are awaited on this loop."""
+        token = _CALLER_LOOP.set(self)
+        try:
+            yield
+        finally:
+            _CALLER_LOOP.reset(token)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._summary is not None:
+                self._summary.cancel()
+
+    def wait_for(self, coroutine: Coroutine[Any, Any, object], result: object) -> object:
+        """`coroutine`'s value, computed on the loop; this (worker) thread waits for it."""
+        with self._lock:
+            try:
+                if self._cancelled:
+                    raise concurrent.futures.CancelledError("its caller was cancelled")
+                summary = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+            except BaseException:  # cancelled, or the loop is closed: it will never run
+                coroutine.close()
+                if inspect.iscoroutine(result):
+                    result.close()
+                raise
+            self._summary = summary
+        try:
+            return summary.result()
+        finally:
+            with self._lock:
+                self._summary = None
+
+
+_CALLER_LOOP: ContextVar[CallerLoop | None] = ContextVar("sessionstore_caller_loop", default=None)
 
 
 # offline

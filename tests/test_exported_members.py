@@ -22,6 +22,8 @@ def test_store_exports() -> None:
         set(store.__all__)
         == public_names(store)
         == {
+            "AsyncSession",
+            "AsyncSessionStore",
             "ChainReport",
             "Checkpoint",
             "CompactionError",

@@ -1,0 +1,384 @@
+"""`AsyncSessionStore` and `AsyncSession`: the same store for agent loops written with asyncio.
+
+Each method awaits the sync one, run in a worker thread of the store's own pool, so the event
+loop never waits on the database, a lock or tiktoken. An awaited append to SQLite took 0.22 to
+0.38 ms here against 0.13 ms called directly; a bare INSERT + COMMIT through SQLAlchemy's
+async engine on aiosqlite alone took 0.19 to 0.36 ms (`store._worker_threads` has the table
+and why threads rather than an async driver).
+
+An `AsyncSession` runs one call at a time, in the order they were awaited (an `asyncio.Lock`,
+first come first served), so concurrent tasks on one handle never race each other into
+`ConcurrencyError`. An async summarizer is awaited natively on the caller's loop (see
+`store._summarize.CallerLoop`). A cancelled call (a timeout, say) is not abandoned in its
+thread: an async summary in flight is cancelled (the compaction appends nothing), anything
+else the worker started completes, and the cancellation is raised once it has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+from pydantic import JsonValue
+
+from events import (
+    CompactionReason,
+    CompressionConfig,
+    Message,
+    NewEvent,
+    Payload,
+    RecordedEvent,
+    SessionStarted,
+    Usage,
+)
+from projections import Context, TimelineRow
+from store._append import Clock, EventLike
+from store._policies import Measure, PrunePlan
+from store._rows import SessionInfo
+from store._session import ContextCheck, Session
+from store._sqlite import SqliteSynchronous
+from store._stats import SessionSummary, StoreStats
+from store._store import (
+    DEFAULT_MAX_PAYLOAD_BYTES,
+    DEFAULT_SNAPSHOT_EVERY,
+    ImportFormat,
+    SessionStore,
+    _check_store_options,
+    _utc_now,
+)
+from store._summarize import Summarizer
+from store._tokens import DEFAULT_ENCODING
+from store._tool_calls import ToolCallLike
+from store._tool_results import ResultBlock
+from store._verify import Checkpoint, VerifyReport
+from store._worker_threads import Workers
+
+_R = TypeVar("_R")
+
+
+class AsyncSession:
+    """A `Session` whose methods are awaited; get one from an `AsyncSessionStore`.
+
+    The properties read the handle as it last saw the session, with no I/O (`await
+    refresh()` first to fold in other writers' events)."""
+
+    def __init__(self, session: Session, workers: Workers) -> None:
+        self.sync = session
+        """The `Session` underneath, for sync code (in a worker thread, not on the loop)."""
+        self._workers = workers
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+
+    def __repr__(self) -> str:
+        return f"<AsyncSession {self.id} at version {self.version}>"
+
+    @property
+    def id(self) -> str:
+        return self.sync.id
+
+    @property
+    def version(self) -> int:
+        return self.sync.version
+
+    @property
+    def header(self) -> SessionStarted:
+        return self.sync.header
+
+    @property
+    def config(self) -> CompressionConfig:
+        return self.sync.config
+
+    @property
+    def tokens(self) -> int:
+        """The live context's size in tokens at `version` (`Session.tokens` also catches up
+        with the log first: a read, which a property on the loop must not make)."""
+        return self.sync._fold.tokens
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """Used by `compact()` and the checks unless a call names another; may be async."""
+        return self.sync.summarizer
+
+    @summarizer.setter
+    def summarizer(self, summarizer: Summarizer) -> None:
+        self.sync.summarizer = summarizer
+
+    async def _run(self, call: Callable[[], _R]) -> _R:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:  # a lock serves one loop
+            self._lock = (loop, asyncio.Lock())
+        async with self._lock[1]:
+            return await self._workers.run(call)
+
+    async def append_system(self, text: str) -> Message:
+        return await self._run(lambda: self.sync.append_system(text))
+
+    async def append_user(self, text: str) -> Message:
+        return await self._run(lambda: self.sync.append_user(text))
+
+    async def append_assistant(
+        self,
+        text: str = "",
+        *,
+        tool_calls: Iterable[ToolCallLike] | None = (),
+        usage: Usage | None = None,
+    ) -> Message:
+        call = functools.partial(self.sync.append_assistant, tool_calls=tool_calls, usage=usage)
+        return await self._run(lambda: call(text))
+
+    async def append_tool_result(
+        self,
+        call_id: str,
+        output: str | Sequence[ResultBlock | Mapping[str, Any]],
+        *,
+        is_error: bool = False,
+        name: str | None = None,
+    ) -> Message:
+        call = functools.partial(self.sync.append_tool_result, is_error=is_error, name=name)
+        return await self._run(lambda: call(call_id, output))
+
+    async def append_message(self, message: Message) -> Message:
+        return await self._run(lambda: self.sync.append_message(message))
+
+    async def append_anthropic(self, message: object) -> Message:
+        return await self._run(lambda: self.sync.append_anthropic(message))
+
+    async def append_openai(self, completion: object) -> Message:
+        return await self._run(lambda: self.sync.append_openai(completion))
+
+    async def append_openai_response(self, response: object) -> Message:
+        return await self._run(lambda: self.sync.append_openai_response(response))
+
+    async def append_events(self, payloads: Sequence[Payload | NewEvent]) -> list[RecordedEvent]:
+        return await self._run(lambda: self.sync.append_events(payloads))
+
+    async def restore(self, part_ids: Iterable[str] | None = None) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.restore(part_ids))
+
+    async def redact(self, part_ids: Iterable[str], *, reason: str) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.redact(part_ids, reason=reason))
+
+    async def revert(self, to_message_id: str) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.revert(to_message_id))
+
+    async def pin(self, message_id: str) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.pin(message_id))
+
+    async def unpin(self, message_id: str) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.unpin(message_id))
+
+    async def configure(self, /, **changes: Any) -> RecordedEvent:
+        return await self._run(lambda: self.sync.configure(**changes))
+
+    async def measure(self) -> Measure:
+        return await self._run(self.sync.measure)
+
+    async def before_llm_call(self, summarizer: Summarizer | None = None) -> ContextCheck:
+        return await self._run(lambda: self.sync.before_llm_call(summarizer))
+
+    async def after_tool_result(self, summarizer: Summarizer | None = None) -> ContextCheck:
+        return await self._run(lambda: self.sync.after_tool_result(summarizer))
+
+    async def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
+        return await self._run(lambda: self.sync.prune(dry_run=dry_run, reason=reason))
+
+    async def compact(
+        self,
+        summarizer: Summarizer | None = None,
+        reason: CompactionReason = "manual",
+        *,
+        keep_turns: int | None = None,
+        keep_tokens: int | None = None,
+    ) -> RecordedEvent:
+        call = functools.partial(self.sync.compact, keep_turns=keep_turns, keep_tokens=keep_tokens)
+        return await self._run(lambda: call(summarizer, reason))
+
+    async def context(
+        self, at: int | datetime | None = None, *, restore_pruned: bool = False
+    ) -> Context:
+        return await self._run(lambda: self.sync.context(at, restore_pruned=restore_pruned))
+
+    async def timeline(self) -> list[TimelineRow]:
+        return await self._run(self.sync.timeline)
+
+    async def refresh(self) -> None:
+        await self._run(self.sync.refresh)
+
+
+class AsyncSessionStore:
+    """A `SessionStore` whose methods are awaited. `AsyncSessionStore(url, **options)` takes
+    `SessionStore`'s options and opens the database in a worker on first use (`async with`
+    opens it at once, so a missing database fails there); `from_store` wraps an open one.
+    `close()` closes the `SessionStore` underneath too."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        migrate: bool = True,
+        create: bool = True,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+        busy_timeout_ms: int = 10_000,
+        sqlite_synchronous: SqliteSynchronous = "NORMAL",
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        clock: Clock = _utc_now,
+    ) -> None:
+        options = (max_payload_bytes, busy_timeout_ms, sqlite_synchronous, snapshot_every, clock)
+        _check_store_options(url, migrate, *options)  # wrong options fail here, not later
+        self._open: Callable[[], SessionStore] = functools.partial(
+            SessionStore,
+            url,
+            migrate=migrate,
+            create=create,
+            max_payload_bytes=max_payload_bytes,
+            busy_timeout_ms=busy_timeout_ms,
+            sqlite_synchronous=sqlite_synchronous,
+            snapshot_every=snapshot_every,
+            clock=clock,
+        )
+        self._store: SessionStore | None = None
+        self._opening = threading.Lock()
+        self._workers = Workers()
+
+    @classmethod
+    def from_store(cls, store: SessionStore) -> AsyncSessionStore:
+        wrapper = cls()  # opens nothing: the options are only kept
+        wrapper._store = store
+        return wrapper
+
+    def __repr__(self) -> str:
+        return f"Async{self._store!r}" if self._store else "AsyncSessionStore(not opened yet)"
+
+    @property
+    def sync(self) -> SessionStore:
+        """The `SessionStore` underneath (opened now, on this thread, if no call opened it)."""
+        with self._opening:
+            if self._store is None:
+                self._store = self._open()
+            return self._store
+
+    async def _run(self, call: Callable[[SessionStore], _R]) -> _R:
+        return await self._workers.run(lambda: call(self.sync))
+
+    def _session(self, session: Session) -> AsyncSession:
+        return AsyncSession(session, self._workers)
+
+    async def create_session(
+        self,
+        *,
+        model: str = "",
+        context_window: int | None = None,
+        title: str = "",
+        output_reserve: int = 4096,
+        encoding: str = DEFAULT_ENCODING,
+        compression: dict[str, JsonValue] | None = None,
+        session_id: str | None = None,
+    ) -> AsyncSession:
+        create = functools.partial(
+            SessionStore.create_session,
+            model=model,
+            context_window=context_window,
+            title=title,
+            output_reserve=output_reserve,
+            encoding=encoding,
+            compression=compression,
+            session_id=session_id,
+        )
+        return self._session(await self._run(create))
+
+    async def session(self, session_id: str) -> AsyncSession:
+        return self._session(await self._run(lambda s: s.session(session_id)))
+
+    async def fork(
+        self, session_id: str, *, at: int | None = None, title: str | None = None
+    ) -> AsyncSession:
+        return self._session(await self._run(lambda s: s.fork(session_id, at=at, title=title)))
+
+    async def append(
+        self, session_id: str, events: Sequence[EventLike], *, expected_version: int | None
+    ) -> list[RecordedEvent]:
+        return await self._run(
+            lambda s: s.append(session_id, events, expected_version=expected_version)
+        )
+
+    async def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
+        return await self._run(lambda s: s.purge(session_id, reason=reason))
+
+    async def read(
+        self, session_id: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[RecordedEvent]:
+        return await self._run(lambda s: s.read(session_id, from_seq, to_seq))
+
+    async def version(self, session_id: str) -> int:
+        return await self._run(lambda s: s.version(session_id))
+
+    async def session_info(self, session_id: str) -> SessionInfo:
+        return await self._run(lambda s: s.session_info(session_id))
+
+    async def sessions(self) -> list[SessionInfo]:
+        return await self._run(SessionStore.sessions)
+
+    async def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
+        return await self._run(lambda s: s.verify(session_id, against=against))
+
+    async def verify_all(
+        self,
+        *,
+        against: Checkpoint | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[VerifyReport]:
+        """Every report at once; `progress` is called in the worker thread."""
+        return await self._run(lambda s: list(s.verify_all(against=against, progress=progress)))
+
+    async def export_session(self, session_id: str) -> list[str]:
+        return await self._run(lambda s: list(s.export_session(session_id)))
+
+    async def import_session(
+        self,
+        source: str | Iterable[str],
+        *,
+        format: ImportFormat = "sessionstore",
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+    ) -> AsyncSession:
+        load = functools.partial(
+            SessionStore.import_session,
+            format=format,
+            session_id=session_id,
+            title=title,
+            model=model,
+            context_window=context_window,
+            encoding=encoding,
+        )
+        return self._session(await self._run(lambda s: load(s, source)))
+
+    async def stats(self) -> StoreStats:
+        return await self._run(SessionStore.stats)
+
+    async def summaries(self, session_id: str | None = None) -> list[SessionSummary]:
+        return await self._run(lambda s: s.summaries(session_id))
+
+    async def close(self) -> None:
+        """Release the database connections and the worker threads."""
+        if self._store is not None:
+            await self._run(SessionStore.close)
+        self._workers.shut_down()
+
+    async def __aenter__(self) -> AsyncSessionStore:
+        await self._run(lambda s: None)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()

@@ -1,0 +1,85 @@
+"""The worker threads the async face runs the sync core in, and how a call hands over to them.
+
+Why threads and not an async driver, measured by `python -m bench.async_face` (SQLite in WAL,
+medians of 2,000 calls one after another, this 2-core machine while busy, then idle: a
+thread wakes up more slowly on an idle machine):
+
+    Session.append_user, called directly           0.13 ms    0.13 ms
+    AsyncSession.append_user, awaited              0.22 ms    0.27-0.38 ms
+    INSERT + COMMIT, SQLAlchemy sync               0.045 ms   0.046 ms
+    the same through asyncio.to_thread             0.10 ms    0.13-0.14 ms
+    the same, SQLAlchemy async engine, aiosqlite   0.19 ms    0.36 ms
+
+Handed to a thread, an INSERT + COMMIT costs about half what it costs through aiosqlite,
+which hands every statement to its own thread and back; an append is five or six statements
+(BEGIN IMMEDIATE, head, event, bodies, COMMIT) and hops once. A whole awaited append costs
+about what one bare INSERT + COMMIT costs through aiosqlite, and the core stays one code path.
+(DESIGN.md's 1.09 ms for aiosqlite was not reproduced here: 0.19-0.36 ms.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from store._summarize import CallerLoop
+
+_R = TypeVar("_R")
+
+WORKER_THREADS = 16
+"""Threads per store. A call waiting (on the database, a commit, an async summary) does not
+hold the GIL, but a summary holds its thread as long as it takes: 16 summaries at once leave
+the store's other calls queued behind them. Threads running Python at once contend with the
+event loop for the GIL: in tests/async's lag test (20 appending tasks), the worst tick was
+6-13 ms with 6 threads and 8-31 ms with 16, on this machine while busy."""
+
+
+class Workers:
+    """The pool a store and its sessions run their sync calls in: not the loop's default
+    executor, so an async summarizer that itself uses `asyncio.to_thread` cannot find every
+    thread taken by store calls waiting for it."""
+
+    def __init__(self) -> None:
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    async def run(self, call: Callable[[], _R]) -> _R:
+        """`call()` in a worker, in the caller's context, async summaries awaited here.
+
+        Cancelled, it returns once the worker has stopped: at once if it had not started, else
+        when its call is done (a summary in flight is cancelled, so a compaction appends
+        nothing), and the handle's next call starts after it, never beside it."""
+        caller = CallerLoop(asyncio.get_running_loop())
+
+        def in_worker() -> _R:
+            with caller.awaiting():
+                return call()
+
+        context = contextvars.copy_context()
+        with self._lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    WORKER_THREADS, thread_name_prefix="sessionstore"
+                )
+            work = self._pool.submit(context.run, in_worker)
+        done = asyncio.wrap_future(work)
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            caller.cancel()
+            if not work.cancel():
+                await asyncio.wait([done])
+                if not done.cancelled():
+                    done.exception()  # its outcome goes nowhere: the caller gave up on it
+            raise
+
+    def shut_down(self) -> None:
+        """Let the pool's threads end once idle; a later call starts a new pool."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
