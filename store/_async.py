@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
@@ -174,6 +174,23 @@ class AsyncSession:
     async def configure(self, /, **changes: Any) -> RecordedEvent:
         return await self._run(lambda: self.sync.configure(**changes))
 
+    async def pop(self) -> Message | None:
+        return await self._run(self.sync.pop)
+
+    async def clear(self, *, reason: str = "") -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.clear(reason=reason))
+
+    async def update_state(
+        self, values: Mapping[str, Any] | None = None, *, remove: Iterable[str] = ()
+    ) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.update_state(values, remove=remove))
+
+    async def state(self, at: int | datetime | None = None) -> dict[str, JsonValue]:
+        return await self._run(lambda: self.sync.state(at))
+
+    async def update_metadata(self, /, **changes: Any) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.update_metadata(**changes))
+
     async def measure(self) -> Measure:
         return await self._run(self.sync.measure)
 
@@ -277,6 +294,9 @@ class AsyncSessionStore:
         encoding: str = DEFAULT_ENCODING,
         compression: dict[str, JsonValue] | None = None,
         session_id: str | None = None,
+        app: str | None = None,
+        user: str | None = None,
+        tags: Collection[str] = (),
     ) -> AsyncSession:
         create = functools.partial(
             SessionStore.create_session,
@@ -287,6 +307,9 @@ class AsyncSessionStore:
             encoding=encoding,
             compression=compression,
             session_id=session_id,
+            app=app,
+            user=user,
+            tags=tags,
         )
         return self._session(await self._run(create))
 
@@ -319,8 +342,19 @@ class AsyncSessionStore:
     async def session_info(self, session_id: str) -> SessionInfo:
         return await self._run(lambda s: s.session_info(session_id))
 
-    async def sessions(self) -> list[SessionInfo]:
-        return await self._run(SessionStore.sessions)
+    async def sessions(
+        self,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        listing = functools.partial(
+            SessionStore.sessions, app=app, user=user, tag=tag, limit=limit, offset=offset
+        )
+        return await self._run(listing)
 
     async def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
         return await self._run(lambda s: s.verify(session_id, against=against))
@@ -362,8 +396,20 @@ class AsyncSessionStore:
     async def stats(self) -> StoreStats:
         return await self._run(SessionStore.stats)
 
-    async def summaries(self, session_id: str | None = None) -> list[SessionSummary]:
-        return await self._run(lambda s: s.summaries(session_id))
+    async def summaries(
+        self,
+        session_id: str | None = None,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionSummary]:
+        listing = functools.partial(
+            SessionStore.summaries, app=app, user=user, tag=tag, limit=limit, offset=offset
+        )
+        return await self._run(lambda s: listing(s, session_id))
 
     async def close(self) -> None:
         """Release the database connections and the worker threads."""

@@ -381,3 +381,23 @@ def test_errors_are_the_sync_apis_typed_errors(backend: Backend, tmp_path: Path)
 
     with pytest.raises(DatabaseUnavailable):  # the database: when opened, in a worker
         asyncio.run(open_missing())
+
+
+def test_pop_clear_state_and_listing_through_the_async_face(backend: Backend) -> None:
+    async def loop() -> None:
+        async with AsyncSessionStore(backend.url) as store:
+            s = await store.create_session(model="m", session_id="life", app="a", tags=["t"])
+            await agent_turn(s)
+            changed = await s.update_state({"step": 1})
+            assert changed is not None
+            popped = await s.pop()
+            assert popped is not None and isinstance(popped.parts[0], ToolResultPart)
+            assert await s.clear(reason="over") is not None
+            assert (await s.context()).messages == ()
+            assert await s.state() == {"step": 1} and await s.state(at=1) == {}
+            assert await s.update_metadata(user="ada") is not None
+            listed = await store.sessions(app="a", user="ada", tag="t", limit=1)
+            assert [info.id for info in listed] == ["life"]
+            assert [x.info.id for x in await store.summaries(tag="t")] == ["life"]
+
+    asyncio.run(loop())
