@@ -449,8 +449,7 @@ class Session:
         """Empty the live context (a framework's "clear session") by a `SessionCleared` event;
         `None` when it is empty already. The history, replay and the state stay: deleting the
         content is `SessionStore.purge`."""
-        if not isinstance(reason, str):
-            raise InvalidArgument(f"reason must be text, got {described(reason)}")
+        check.text("reason", reason)
         self._catch_up()
         ids = tuple(self._fold.message_ids())
         if not ids:
