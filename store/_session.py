@@ -32,6 +32,7 @@ from events import (
     MessagesReverted,
     MessageUnpinned,
     MetadataChanged,
+    Native,
     NewEvent,
     OutputsRestored,
     Part,
@@ -240,14 +241,19 @@ class Session:
         *,
         is_error: bool = False,
         name: str | None = None,
+        native: Native | None = None,
     ) -> Message:
         """The result of the pending tool call `call_id` (the tool's name is taken from it).
 
         `output` is the tool's text, or a list of content blocks, text and images, as any
         provider shapes them or as `TextPart`/`FilePart` (see `store._tool_results`): the
         result keeps the blocks, and its text (the text blocks joined) is what truncation and
-        pruning act on; a truncated or pruned result shows only that text."""
+        pruning act on; a truncated or pruned result shows only that text. `native` is kept as
+        the message's envelope: what a framework recorded the result as (see
+        `store.integrations`)."""
         check.text("call_id", call_id)
+        if native is not None and not isinstance(native, Native):
+            raise InvalidArgument(f"native must be a Native or None, got {described(native)}")
         text, blocks = result_content(output)
         check.flag("is_error", is_error)
         check.optional_text("name", name)
@@ -277,7 +283,7 @@ class Session:
             truncation=cut,
             blocks=blocks,
         )
-        return self.append_message(Message(role="tool", parts=(part,)))
+        return self.append_message(Message(role="tool", parts=(part,), native=native))
 
     @_serialized
     def append_message(self, message: Message) -> Message:
