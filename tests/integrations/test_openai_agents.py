@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, RunConfig, Runner, function_tool
+from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
 from agents.run_internal.items import fingerprint_input_item
 from agents.testing.model import ModelStep, ScriptedModel
 from openai.types.responses import (
@@ -22,6 +22,8 @@ from openai.types.responses import (
 
 from store import SessionStore
 from store.integrations.openai_agents import AgentsSession, context_filter
+
+set_tracing_disabled(True)  # no network: the SDK would send its traces to OpenAI
 
 BIG = "".join(f"line {n}: {'x' * 60}\n" for n in range(4_500))  # about 300 KB
 
