@@ -33,8 +33,14 @@ import threading
 from collections import Counter
 from typing import Any
 
-from agents.memory.session import SessionABC
-from agents.run_config import CallModelData, ModelInputData
+try:
+    from agents.memory.session import SessionABC
+    from agents.run_config import CallModelData, ModelInputData
+except ImportError as exc:  # the framework is an extra
+    raise ImportError(
+        "store.integrations.openai_agents needs the OpenAI Agents SDK: "
+        "pip install 'sessionstore[openai-agents]'"
+    ) from exc
 
 from events import OPENAI_RESPONSES, Message, Native, TextPart, ToolResultPart
 from projections import LiveMessage, LiveToolResult
