@@ -149,20 +149,12 @@ class ContextFold:
         elif isinstance(payload, ContextCompacted):
             change = self._compact(payload, (event.session_id, event.seq))
         elif isinstance(payload, MessagesReverted):
-            gone = tuple(i for i in payload.reverted_message_ids if i in self._entries)
-            for message_id in gone:
-                self._drop(message_id)
-            change = Change(removed=gone)
+            change = self._remove(payload.reverted_message_ids)
         elif isinstance(payload, MessagePopped):
-            if payload.message_id in self._entries:
-                self._drop(payload.message_id)
-                change = Change(removed=(payload.message_id,))
+            change = self._remove((payload.message_id,))
         elif isinstance(payload, SessionCleared):
-            gone = tuple(self._entries)
-            for message_id in gone:
-                self._drop(message_id)
+            change = self._remove(tuple(self._entries))
             self.last_compaction = None
-            change = Change(removed=gone)
         elif isinstance(payload, StateChanged):
             for key in payload.removed:
                 self.state.pop(key, None)
@@ -216,6 +208,13 @@ class ContextFold:
                 self._calls.setdefault(part.call_id, part)
         self._recount(entry)
         return Change(added=(message.id,))
+
+    def _remove(self, message_ids: tuple[str, ...]) -> Change:
+        """The live ones among `message_ids` leave the context (a revert, a pop, a clear)."""
+        gone = tuple(i for i in message_ids if i in self._entries)
+        for message_id in gone:
+            self._drop(message_id)
+        return Change(removed=gone)
 
     def _drop(self, message_id: str) -> None:
         entry = self._entries.pop(message_id)
