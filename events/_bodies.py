@@ -31,7 +31,13 @@ REFERENCE_HINT = f'"{REFERENCE_KEY}":'
 """In a payload's JSON text wherever it holds a reference (a string's own quotes are escaped,
 so content cannot hold this)."""
 
-_MESSAGES = {"MessageAppended": "message", "ContextCompacted": "summary"}
+_MESSAGES = {
+    "MessageAppended": "message",
+    "ContextCompacted": "summary",
+    "RecordAppended": "record",
+}
+"""The events with content, and where it is: a message, or a record (whose parts are all
+`native`)."""
 _TEXT_FIELDS: dict[object, tuple[str, ...]] = {
     "text": ("text",),
     "reasoning": ("text",),

@@ -200,6 +200,25 @@ _PARTS_BY_ROLE: dict[str, frozenset[str]] = {
 }
 
 
+class Record(FrozenModel):
+    """A framework's or a source format's entry that is not a message (a Claude Code `summary`
+    or `file-history-snapshot` line, an ADK event that only changes state), kept verbatim in
+    its parts' `native`: in the log, its exports and audits, never in the context. `kind` says
+    what it is, for readers of the timeline. Its content is stored as bodies like a message's,
+    so a secret in it can be redacted by part id."""
+
+    id: str = Field(default_factory=new_id, min_length=1)
+    kind: str = Field(min_length=1, max_length=128)
+    parts: tuple[NativePart, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_part_ids(self) -> Record:
+        ids = [part.id for part in self.parts]
+        if len(set(ids)) != len(ids):
+            raise ValueError("part ids must be unique within a record")
+        return self
+
+
 class Usage(FrozenModel, ArgumentModel):
     """Token usage a provider reported for one assistant response, Anthropic's way: `input`
     counts the prompt tokens read neither from nor into the cache, so the whole prompt is

@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, JsonValue
 
-from events._messages import FrozenModel, Message
+from events._messages import FrozenModel, Message, Record
 
 CompactionReason = Literal["before_llm_call", "after_tool", "manual"]
 PartIds = Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)]
@@ -98,6 +98,14 @@ class ContextCompacted(Payload):
     tokens_after: int = Field(ge=0)
     reason: CompactionReason
     summarizer: str = Field(min_length=1)
+
+
+class RecordAppended(Payload):
+    """An entry a framework or a source format keeps that is not a message, verbatim (`Record`):
+    the log holds everything it was given, in order, while the context holds only messages."""
+
+    type: Literal["RecordAppended"] = "RecordAppended"
+    record: Record
 
 
 class MessagesReverted(Payload):
@@ -201,7 +209,8 @@ EventPayload = Annotated[
     | MessagePopped
     | SessionCleared
     | StateChanged
-    | MetadataChanged,
+    | MetadataChanged
+    | RecordAppended,
     Field(discriminator="type"),
 ]
 
@@ -220,4 +229,5 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     SessionCleared,
     StateChanged,
     MetadataChanged,
+    RecordAppended,
 )

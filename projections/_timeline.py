@@ -22,6 +22,7 @@ from events import (
     OutputsRestored,
     Payload,
     ReasoningPart,
+    RecordAppended,
     RecordedEvent,
     SessionCleared,
     SessionStarted,
@@ -118,6 +119,8 @@ def describe(payload: Payload, change: Change) -> str:
     if isinstance(payload, StateChanged):
         keys = [*payload.values, *(f"-{key}" for key in payload.removed)]
         return _clip("state: " + (", ".join(keys) if keys else "no change"))
+    if isinstance(payload, RecordAppended):
+        return f"kept a {payload.record.kind} record ({len(payload.record.parts)} part(s))"
     if isinstance(payload, MessagePinned):
         return f"pinned {payload.message_id}"
     if isinstance(payload, MessageUnpinned):

@@ -30,8 +30,10 @@ from events import (
     CompactionReason,
     CompressionConfig,
     Message,
+    Native,
     NewEvent,
     Payload,
+    Record,
     RecordedEvent,
     SessionStarted,
     Usage,
@@ -173,6 +175,9 @@ class AsyncSession:
 
     async def configure(self, /, **changes: Any) -> RecordedEvent:
         return await self._run(lambda: self.sync.configure(**changes))
+
+    async def append_record(self, kind: str, *natives: Native) -> Record:
+        return await self._run(lambda: self.sync.append_record(kind, *natives))
 
     async def pop(self) -> Message | None:
         return await self._run(self.sync.pop)

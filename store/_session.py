@@ -33,10 +33,13 @@ from events import (
     MessageUnpinned,
     MetadataChanged,
     Native,
+    NativePart,
     NewEvent,
     OutputsRestored,
     Part,
     Payload,
+    Record,
+    RecordAppended,
     RecordedEvent,
     SessionCleared,
     SessionStarted,
@@ -434,6 +437,23 @@ class Session:
         if message_id not in self._fold.pinned:
             return None
         return self.append_events([MessageUnpinned(message_id=message_id)])[0]
+
+    def append_record(self, kind: str, *natives: Native) -> Record:
+        """Keep a framework's or a source's entry that is not a message (a Claude Code
+        `file-history-snapshot` line, an ADK event that only changes state), verbatim: one
+        `RecordAppended` event whose record holds each `native` as a part. It is in the log,
+        exports and audits (`SessionStore.read`), never in the context; its content is stored
+        and redactable like a message's."""
+        for native in natives:
+            if not isinstance(native, Native):
+                raise InvalidArgument(f"a record holds Native values, got {described(native)}")
+        check_text_size(natives, self._log.max_payload_bytes, "RecordAppended")
+        try:
+            record = Record(kind=kind, parts=tuple(NativePart(native=n) for n in natives))
+        except ValidationError as exc:
+            raise InvalidArgument(f"not a valid record: {describe_validation_error(exc)}") from None
+        self.append_events([RecordAppended(record=record)])
+        return record
 
     # lifecycle: what agent frameworks' sessions do besides appending
 
