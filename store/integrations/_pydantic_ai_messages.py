@@ -299,7 +299,11 @@ def _foreign(message: Message | LiveMessage) -> dict[str, Any]:
             elif isinstance(part, ReasoningPart) and part.text:
                 parts.append({"part_kind": "thinking", "content": part.text})
             elif isinstance(part, ToolCallPart):
-                call = {"tool_name": part.name, "args": part.arguments, "tool_call_id": part.call_id}
+                call = {
+                    "tool_name": part.name,
+                    "args": part.arguments,
+                    "tool_call_id": part.call_id,
+                }
                 parts.append({"part_kind": "tool-call", **call})
         return {"kind": "response", "parts": parts, "timestamp": at}
     if message.role == "tool":
@@ -317,8 +321,8 @@ def _foreign(message: Message | LiveMessage) -> dict[str, Any]:
         ]
         return {"kind": "request", "parts": parts, "timestamp": at}
     kind = "system-prompt" if message.role == "system" else "user-prompt"
-    part = {"part_kind": kind, "content": texts, "timestamp": at}
-    return {"kind": "request", "parts": [part], "timestamp": at}
+    prompt = {"part_kind": kind, "content": texts, "timestamp": at}
+    return {"kind": "request", "parts": [prompt], "timestamp": at}
 
 
 def _time_of(message_id: str) -> str:

@@ -211,11 +211,13 @@ def _check_answers(live: Sequence[LiveMessage], fresh: Sequence[Message]) -> Non
     """`InvalidArgument` for a tool return that answers no call waiting for one: a history
     that does not continue the session's (nothing is stored then)."""
     waiting = {
+        part.call_id for message in live for part in message.parts if isinstance(part, ToolCallPart)
+    } - {
         part.call_id
         for message in live
         for part in message.parts
-        if isinstance(part, ToolCallPart)
-    } - {part.call_id for message in live for part in message.parts if isinstance(part, LiveToolResult)}
+        if isinstance(part, LiveToolResult)
+    }
     for message in fresh:
         for part in message.parts:
             if isinstance(part, ToolCallPart):
