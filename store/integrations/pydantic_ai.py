@@ -6,7 +6,8 @@ from pydantic_ai import Agent
 from store.integrations.pydantic_ai import SessionHistory, model_messages
 
 agent = Agent(model, capabilities=[SessionHistory(session)])
-await agent.run("Why did the build fail?", message_history=await model_messages(session))
+agent.run_sync("Why did the build fail?")
+agent.run_sync("And now?", message_history=model_messages(session))  # resume, here or elsewhere
 ```
 
 `session` is a `Session` or an `AsyncSession` (then `model_messages` is awaited). Pydantic AI
