@@ -1,0 +1,535 @@
+"""sessionstore as LangChain's chat history and as an agent's context:
+`SessionStoreChatMessageHistory(session_id, store)` and `SessionStoreMiddleware(history)`.
+
+```python
+from langchain.agents import create_agent
+from store.integrations.langchain import SessionStoreChatMessageHistory, SessionStoreMiddleware
+
+history = SessionStoreChatMessageHistory("support-42", store, model="gpt-4o")
+agent = create_agent(model, tools, middleware=[SessionStoreMiddleware(history)])
+agent.invoke({"messages": [("user", "Why did the build fail?")]})
+```
+
+Each LangChain message is one message of the session, and the message itself is kept verbatim
+(its `message_to_dict` JSON as `Native(api="langchain")`), so it comes back deep-equal: ids,
+`additional_kwargs`, `response_metadata`, `usage_metadata`, content blocks (Anthropic thinking
+with its signature). Beside it, sessionstore's own view, which the policies, token counts and
+summaries read (`message_of`):
+- `HumanMessage` is a user message, `SystemMessage` a system one (their text);
+- `AIMessage` is an assistant message: its text, its reasoning (thinking blocks), and each of
+  its `tool_calls` as a call whose arguments are the text the model wrote when the message
+  holds it (an OpenAI `additional_kwargs` call, a chunk's `tool_call_chunks`), else their JSON;
+  `usage_metadata` as the usage (its `input_tokens` count the cache too: they are split);
+- `ToolMessage` is the tool result of its `tool_call_id`, appended by `append_tool_result`, so
+  truncation, pruning and restore apply to it (the message is kept without its text content).
+
+`base_message_of` gives the message back. A tool result the model is shown cut (truncated, or
+pruned to a placeholder) comes back as its `ToolMessage` carrying the text shown, so the model
+sees the cut; the history's `messages` are the originals.
+
+LangChain's agent keeps its messages in the graph's state and sends them to the model as they
+are: the session's truncation, pruning and compaction reach the model only through
+`SessionStoreMiddleware`, whose `before_model` records the state's messages not stored yet,
+keeps the context in its window (`before_llm_call`) and replaces the state's messages with the
+live context. With it the session is the agent's memory: a run needs only its new messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState
+    from langchain_core.chat_history import BaseChatMessageHistory
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        ChatMessage,
+        HumanMessage,
+        RemoveMessage,
+        SystemMessage,
+        ToolMessage,
+        message_to_dict,
+        messages_from_dict,
+    )
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.runtime import Runtime
+except ImportError as exc:  # the framework is an extra
+    raise ImportError(
+        "store.integrations.langchain needs LangChain: pip install 'sessionstore[langchain]'"
+    ) from exc
+
+from pydantic import JsonValue, ValidationError
+
+from events import (
+    FilePart,
+    Message,
+    Native,
+    NativePart,
+    Part,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from events._arguments import describe_validation_error, described
+from projections import LiveMessage, LiveToolResult
+from store._async import AsyncSessionStore
+from store._errors import InvalidArgument, NotInContext, UnknownSession
+from store._session import Session
+from store._store import SessionStore
+
+LANGCHAIN = "langchain"
+"""The `Native.api` of a LangChain message kept verbatim (its `message_to_dict` JSON)."""
+
+CHAT_ROLES: dict[str, Role] = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "system": "system",
+    "developer": "system",
+}
+"""The roles a `ChatMessage` may carry, as sessionstore's (another role has no meaning here)."""
+
+REASONING_BLOCKS = {"thinking": "thinking", "redacted_thinking": None, "reasoning": "reasoning"}
+"""Content blocks that are a model's reasoning, and the key of their readable text."""
+
+CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_call"})
+"""Content blocks that repeat a call of `tool_calls` (or a provider's own), not text."""
+
+
+class SessionStoreChatMessageHistory(BaseChatMessageHistory):
+    """A LangChain chat history kept in a `SessionStore` (or an `AsyncSessionStore`). The
+    sessionstore session is created on first use with `create` (keyword arguments of
+    `SessionStore.create_session`), and resumed as it is when it exists.
+
+    `messages` are the live context's messages as they were added (a compaction's summary in
+    place of what it replaced, every tool output in full); `clear()` empties the live context by
+    a `SessionCleared` event, and replay still shows what was there. The async methods run the
+    store in a worker thread, so the event loop never waits on the database."""
+
+    def __init__(
+        self,
+        session_id: str,
+        store: SessionStore | AsyncSessionStore,
+        **create: Any,
+    ) -> None:
+        super().__init__()
+        if not isinstance(store, SessionStore | AsyncSessionStore):
+            raise InvalidArgument(f"store must be a SessionStore, got {described(store)}")
+        self.session_id = session_id
+        self._store = store.sync if isinstance(store, AsyncSessionStore) else store
+        self._create = create
+        self._handle: Session | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def session(self) -> Session:
+        """The sessionstore session underneath (created on first use)."""
+        with self._lock:
+            if self._handle is None:
+                try:
+                    self._handle = self._store.session(self.session_id)
+                except UnknownSession:
+                    self._handle = self._store.create_session(
+                        session_id=self.session_id, **self._create
+                    )
+            return self._handle
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]  # LangChain: an attribute
+        live = self.session.context(restore_pruned=True).messages
+        return [base_message_of(message) for message in live]
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Append the messages in order; all are checked first, so a message that cannot be
+        recorded raises `InvalidArgument` (or `NotInContext`, a result of no pending call)
+        before any is written."""
+        with self._lock:
+            _record(self.session, list(messages))
+
+    def clear(self) -> None:
+        self.session.clear(reason="clear")
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        return await asyncio.to_thread(lambda: self.messages)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        await asyncio.to_thread(self.add_messages, list(messages))
+
+    async def aclear(self) -> None:
+        await asyncio.to_thread(self.clear)
+
+    def model_messages(self) -> list[BaseMessage]:
+        """What to send the model now: the context is kept in its window first
+        (`before_llm_call`: pruning, then compaction, when it overflows), then the live context
+        as the model is shown it (a truncated output cut, a pruned one as its placeholder).
+        Every message has an id, unique among them: a message that was added without one gets
+        its sessionstore id (what the agent's state keys messages by)."""
+        with self._lock:
+            session = self.session
+            session.before_llm_call()
+            return _shown(session)
+
+    def _add_unstored(self, given: Sequence[BaseMessage]) -> None:
+        """Record the messages of an agent's state that the live context does not hold yet: a
+        message is known by its id (LangChain's own key: its `add_messages` reducer gives every
+        message of the state one), and the state holds what `model_messages` returned, under
+        the same ids, plus what the run added since."""
+        with self._lock:
+            session = self.session
+            known = set(_state_ids(session.context().messages))
+            fresh = []
+            for message in given:
+                if message.id is None or message.id not in known:
+                    fresh.append(message)
+                    if message.id is not None:
+                        known.add(message.id)
+            _record(session, fresh)
+
+
+class SessionStoreMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """An agent middleware (`create_agent(..., middleware=[SessionStoreMiddleware(history)])`)
+    that hands the model the session's live context.
+
+    Before each model call it records the state's messages the session does not hold yet (a
+    tool's 300 KB output is stored whole), keeps the context in its window and replaces the
+    state's messages with `history.model_messages()`, so the model sees the output truncated
+    and, later, pruned or compacted. After each model call and at the end of the run it records
+    what the run added, so a run needs only its new messages: the session is the memory."""
+
+    def __init__(self, history: SessionStoreChatMessageHistory) -> None:
+        super().__init__()
+        if not isinstance(history, SessionStoreChatMessageHistory):
+            raise InvalidArgument(
+                f"history must be a SessionStoreChatMessageHistory, got {described(history)}"
+            )
+        self.history = history
+
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
+        return self._managed(state["messages"])
+
+    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
+        return await asyncio.to_thread(self._managed, list(state["messages"]))
+
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        self.history._add_unstored(state["messages"])
+
+    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        await asyncio.to_thread(self.history._add_unstored, list(state["messages"]))
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        self.history._add_unstored(state["messages"])  # a tool that returned directly
+
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        await asyncio.to_thread(self.history._add_unstored, list(state["messages"]))
+
+    def _managed(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        history = self.history
+        with history._lock:
+            history._add_unstored(messages)
+            shown = history.model_messages()
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *shown]}
+
+
+# converters
+
+
+def message_of(message: BaseMessage) -> Message:
+    """A LangChain message as a sessionstore message, kept verbatim in its `native` (see the
+    module's docstring for the mapping). A `ToolMessage` becomes a tool result shown in full:
+    the history appends it by `append_tool_result` instead, which truncates it. A message that
+    could not come back as it is (a value JSON cannot hold) raises `InvalidArgument`."""
+    if not isinstance(message, BaseMessage):
+        raise InvalidArgument(f"a LangChain message is a BaseMessage, got {described(message)}")
+    kept = _verbatim(message)
+    try:
+        if isinstance(message, ToolMessage):
+            content = kept["data"].pop("content") if isinstance(message.content, str) else None
+            part = ToolResultPart(
+                call_id=message.tool_call_id,
+                name=message.name,
+                output=content if isinstance(content, str) else _text(message.content),
+                is_error=message.status == "error",
+            )
+            return Message(role="tool", parts=(part,), native=Native(api=LANGCHAIN, value=kept))
+        role = _role(message)
+        parts = _parts(role, message)
+        usage = _usage(message) if isinstance(message, AIMessage) else None
+        return Message(
+            role=role, parts=parts, usage=usage, native=Native(api=LANGCHAIN, value=kept)
+        )
+    except ValidationError as exc:
+        kind = type(message).__name__
+        raise InvalidArgument(
+            f"a {kind} cannot be recorded: {describe_validation_error(exc)}"
+        ) from None
+
+
+def base_message_of(message: Message | LiveMessage) -> BaseMessage:
+    """The LangChain message a sessionstore message was recorded from (`message_of`'s inverse),
+    deep-equal to it; a tool result shown cut carries the text shown. A message sessionstore
+    wrote itself (a compaction's summary) or recorded from elsewhere is built from its parts,
+    with its sessionstore id as its id."""
+    native = message.native
+    if native is None or not native.is_from(LANGCHAIN) or not isinstance(native.value, dict):
+        return _built(message)
+    kept = copy.deepcopy(native.value)  # the caller may change what it gets; the fold must not
+    part = message.parts[0]
+    data = kept.get("data")
+    if isinstance(part, ToolResultPart | LiveToolResult) and isinstance(data, dict):
+        cut = isinstance(part, LiveToolResult) and part.status in ("truncated", "pruned")
+        if cut or "content" not in data:
+            data["content"] = part.output
+    try:
+        return messages_from_dict([kept])[0]
+    except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        raise InvalidArgument(f"message {message.id} holds no LangChain message: {exc}") from None
+
+
+# recording
+
+
+def _record(session: Session, messages: list[BaseMessage]) -> None:
+    """Append `messages` in order, after checking every one: a batch that holds a message that
+    cannot be recorded (a result of no pending call, a call id used already) writes nothing."""
+    converted = [message_of(message) for message in messages]
+    used, pending = _calls(session)
+    for message in converted:
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                if part.call_id not in pending:
+                    raise NotInContext(
+                        f"a ToolMessage answers {part.call_id!r}: no tool call of {session.id} "
+                        "is waiting for that result"
+                    )
+                pending.discard(part.call_id)
+            elif isinstance(part, ToolCallPart):
+                if part.call_id in used:
+                    raise InvalidArgument(
+                        f"tool call id {part.call_id!r} is used already in {session.id}"
+                    )
+                used.add(part.call_id)
+                pending.add(part.call_id)
+    for message in converted:
+        part = message.parts[0]
+        if isinstance(part, ToolResultPart):
+            session.append_tool_result(
+                part.call_id, part.output, is_error=part.is_error, native=message.native
+            )
+        else:
+            session.append_message(message)
+
+
+def _calls(session: Session) -> tuple[set[str], set[str]]:
+    """The call ids of the live context, and those of them still waiting for a result."""
+    used: set[str] = set()
+    answered: set[str] = set()
+    for message in session.context().messages:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                used.add(part.call_id)
+            elif isinstance(part, LiveToolResult):
+                answered.add(part.call_id)
+    return used, used - answered
+
+
+def _shown(session: Session) -> list[BaseMessage]:
+    """The live context as LangChain messages, each under the id `_state_ids` gives it."""
+    live = session.context().messages
+    shown = []
+    for message, state_id in zip(live, _state_ids(live), strict=True):
+        converted = base_message_of(message)
+        converted.id = state_id
+        shown.append(converted)
+    return shown
+
+
+def _state_ids(live: Sequence[LiveMessage]) -> list[str]:
+    """The id each live message has in an agent's state: its LangChain id, or its sessionstore
+    id when it has none or an earlier message has it (the state keeps one message per id)."""
+    ids: list[str] = []
+    seen: set[str] = set()
+    for message in live:
+        own = _langchain_id(message.native)
+        state_id = own if isinstance(own, str) and own and own not in seen else message.id
+        seen.add(state_id)
+        ids.append(state_id)
+    return ids
+
+
+def _langchain_id(native: Native | None) -> object:
+    if native is None or not native.is_from(LANGCHAIN) or not isinstance(native.value, dict):
+        return None
+    data = native.value.get("data")
+    return data.get("id") if isinstance(data, dict) else None
+
+
+# the mapping
+
+
+def _verbatim(message: BaseMessage) -> dict[str, Any]:
+    """`message_to_dict(message)` as JSON, checked to load back equal to `message`."""
+    try:
+        kept: dict[str, Any] = json.loads(
+            json.dumps(message_to_dict(message), ensure_ascii=False, allow_nan=False)
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(
+            f"a {type(message).__name__} holds a value JSON cannot hold: {exc}"
+        ) from None
+    if messages_from_dict([copy.deepcopy(kept)])[0] != message:
+        raise InvalidArgument(
+            f"a {type(message).__name__} would not come back as it is from its JSON "
+            "(a tuple, a set or an object where LangChain keeps lists and dicts?)"
+        )
+    return kept
+
+
+def _role(message: BaseMessage) -> Role:
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, ChatMessage) and message.role in CHAT_ROLES:
+        return CHAT_ROLES[message.role]
+    raise InvalidArgument(
+        f"a {type(message).__name__} cannot be recorded: sessionstore keeps human, system, "
+        "AI, tool and chat messages of the roles user, assistant and system"
+    )
+
+
+def _parts(role: Role, message: BaseMessage) -> tuple[Part, ...]:
+    """Sessionstore's view of the content: text, reasoning, files; calls from `tool_calls`."""
+    content = message.content
+    parts: list[Part] = []
+    if isinstance(content, str):
+        parts.append(TextPart(text=content))
+    elif role == "system":
+        parts.append(TextPart(text=_text(content)))
+    else:
+        for block in content:
+            part = _part_of(role, block)
+            if part is not None:
+                parts.append(part)
+    if isinstance(message, AIMessage):
+        raw = _raw_arguments(message)
+        for call in message.tool_calls:
+            call_id = call.get("id")
+            if not call_id:
+                raise InvalidArgument(
+                    "an AIMessage's tool call has no id: no result could answer it"
+                )
+            arguments = raw.get(call_id)
+            if arguments is None:
+                arguments = json.dumps(call["args"], ensure_ascii=False)
+            parts.append(ToolCallPart(call_id=call_id, name=call["name"], arguments=arguments))
+    if not parts:
+        parts.append(TextPart(text=""))
+    return tuple(parts)
+
+
+def _part_of(role: Role, block: str | dict[Any, Any]) -> Part | None:
+    if isinstance(block, str):
+        return TextPart(text=block)
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return TextPart(text=block["text"])
+    if role == "assistant" and kind in REASONING_BLOCKS:
+        key = REASONING_BLOCKS[kind]
+        text = block.get(key) if key is not None else ""
+        return ReasoningPart(text=text if isinstance(text, str) else "")
+    if role == "assistant" and kind in CALL_BLOCKS:
+        return None  # the call is one of `tool_calls`, or a provider's own in the native
+    if kind in ("image", "file"):
+        media_type = block.get("mime_type")
+        for key in ("url", "base64"):
+            value = block.get(key)
+            if isinstance(value, str) and value and isinstance(media_type, str) and media_type:
+                field = "url" if key == "url" else "data"
+                return FilePart(media_type=media_type, **{field: value})
+    return NativePart(native=Native(api=LANGCHAIN, value=_json(block)))
+
+
+def _raw_arguments(message: AIMessage) -> dict[str, str]:
+    """The arguments of each call as the model wrote them, where the message holds that text."""
+    raw: dict[str, str] = {}
+    for call in message.additional_kwargs.get("tool_calls") or ():
+        if isinstance(call, dict) and isinstance(call.get("function"), dict):
+            arguments = call["function"].get("arguments")
+            if isinstance(call.get("id"), str) and isinstance(arguments, str):
+                raw[call["id"]] = arguments
+    for chunk in getattr(message, "tool_call_chunks", ()):
+        if isinstance(chunk.get("id"), str) and isinstance(chunk.get("args"), str):
+            raw.setdefault(chunk["id"], chunk["args"])
+    return raw
+
+
+def _usage(message: AIMessage) -> Usage | None:
+    """`usage_metadata` Anthropic's way: LangChain's `input_tokens` include the cached ones."""
+    usage = message.usage_metadata
+    if usage is None:
+        return None
+    details = usage.get("input_token_details") or {}
+    cache_read = details.get("cache_read") or 0
+    cache_write = details.get("cache_creation") or 0
+    fresh = max(usage.get("input_tokens", 0) - cache_read - cache_write, 0)
+    return Usage(
+        input=fresh,
+        output=usage.get("output_tokens", 0),
+        cache_read=cache_read,
+        cache_write=cache_write,
+    )
+
+
+def _text(content: str | list[str | dict[Any, Any]]) -> str:
+    """The text of a message's content: a str, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    texts = [
+        block if isinstance(block, str) else block["text"]
+        for block in content
+        if isinstance(block, str)
+        or (block.get("type") == "text" and isinstance(block.get("text"), str))
+    ]
+    return "\n\n".join(texts)
+
+
+def _json(value: Any) -> JsonValue:
+    parsed: JsonValue = json.loads(json.dumps(value, ensure_ascii=False))
+    return parsed
+
+
+def _built(message: Message | LiveMessage) -> BaseMessage:
+    """A LangChain message from sessionstore's view, for a message not recorded from one."""
+    text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
+    if message.role == "user":
+        return HumanMessage(content=text, id=message.id)
+    if message.role == "system":
+        return SystemMessage(content=text, id=message.id)
+    if message.role == "assistant":
+        calls = [
+            {"name": p.name, "args": p.input if isinstance(p.input, dict) else {}, "id": p.call_id}
+            for p in message.parts
+            if isinstance(p, ToolCallPart)
+        ]
+        return AIMessage(content=text, tool_calls=calls, id=message.id)
+    part = message.parts[0]
+    assert isinstance(part, ToolResultPart | LiveToolResult)
+    return ToolMessage(
+        content=part.output,
+        tool_call_id=part.call_id,
+        name=part.name,
+        status="error" if part.is_error else "success",
+        id=message.id,
+    )
