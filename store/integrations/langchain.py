@@ -130,6 +130,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         self._create = create
         self._handle: Session | None = None
         self._lock = threading.RLock()
+        self._seen: set[str] = set()  # state ids of messages this history saw live
 
     @property
     def session(self) -> Session:
@@ -180,20 +181,24 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
             return _shown(session)
 
     def _add_unstored(self, given: Sequence[BaseMessage]) -> None:
-        """Record the messages of an agent's state that the live context does not hold yet: a
-        message is known by its id (LangChain's own key: its `add_messages` reducer gives every
-        message of the state one), and the state holds what `model_messages` returned, under
-        the same ids, plus what the run added since."""
+        """Record the messages of an agent's state that the session does not hold yet.
+
+        A message is known by its id, LangChain's own key (its `add_messages` reducer gives
+        every message of the state one): the state holds what `model_messages` returned, under
+        the same ids, plus what the run added since. Ids this history has seen in the live
+        context stay known after they leave it, so a checkpointer's state that still holds
+        messages of a cleared (or popped, reverted) context does not bring them back."""
         with self._lock:
             session = self.session
-            known = set(_state_ids(session.context().messages))
+            known = self._seen | set(_state_ids(session.context().messages))
             fresh = []
             for message in given:
                 if message.id is None or message.id not in known:
                     fresh.append(message)
                     if message.id is not None:
                         known.add(message.id)
-            _record(session, fresh)
+            _record(session, fresh)  # known only once recorded: a failed batch can come again
+            self._seen = known
 
 
 class SessionStoreMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):

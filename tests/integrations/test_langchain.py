@@ -426,3 +426,50 @@ def test_a_message_sessionstore_wrote_itself_comes_back_as_a_langchain_message(
         {"name": "f", "args": {"a": 1}, "id": "c9", "type": "tool_call"}
     ]
     assert isinstance(messages[2], ToolMessage) and messages[2].content == "done"
+
+
+def test_a_cleared_history_clears_the_agent_even_with_a_checkpointer(tmp_path: Path) -> None:
+    """The checkpointer's state still holds the run's messages after `clear()`: they are not
+    stored again, and the next request holds only what came after the clear."""
+    model = scripted(calls_read_log("k1"), "Read.", "Fresh start.")
+    with SessionStore(f"sqlite:///{tmp_path / 'k.db'}") as store:
+        history = SessionStoreChatMessageHistory("cleared", store)
+        agent = create_agent(
+            model,
+            tools=[read_log],
+            middleware=[SessionStoreMiddleware(history)],
+            checkpointer=InMemorySaver(),
+        )
+        config: Any = {"configurable": {"thread_id": "t"}}
+        agent.invoke({"messages": [HumanMessage("read it")]}, config)
+        history.clear()
+        final = agent.invoke({"messages": [HumanMessage("new topic")]}, config)
+        stored = history.messages
+    assert [m.text for m in model.requests[-1]] == ["new topic"]
+    assert [m.text for m in stored] == ["new topic", "Fresh start."]
+    assert [m.text for m in final["messages"]] == ["new topic", "Fresh start."]
+
+
+def test_pruning_reaches_the_model_and_the_history_keeps_the_original(tmp_path: Path) -> None:
+    """A window small enough that the next turn overflows: `before_model` prunes the old output,
+    the model is sent its placeholder under the message's own id, and `messages` still give
+    the original."""
+    model = scripted(calls_read_log("p1"), "Read.", "You're welcome.")
+    with SessionStore(f"sqlite:///{tmp_path / 'p.db'}") as store:
+        history = SessionStoreChatMessageHistory(
+            "pruned",
+            store,
+            context_window=16_000,
+            output_reserve=1_000,
+            compression={"protect_turns": 1, "protect_tokens": 0, "minimum_prune": 1_000},
+        )
+        agent = create_agent(model, tools=[read_log], middleware=[SessionStoreMiddleware(history)])
+        agent.invoke({"messages": [HumanMessage("read it")]})
+        agent.invoke({"messages": [HumanMessage("thanks")]})
+        stored = history.messages
+        [result] = history.session.context().messages[2].parts
+    assert isinstance(result, LiveToolResult) and result.status == "pruned"
+    sent = model.requests[2]
+    assert kinds(sent) == ["human", "ai", "tool", "ai", "human"]
+    assert sent[2].text == result.output and sent[2].text.startswith("[Output pruned at ")
+    assert sent[2].id == stored[2].id and stored[2].content == BIG
