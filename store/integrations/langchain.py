@@ -32,6 +32,8 @@ are: the session's truncation, pruning and compaction reach the model only throu
 `SessionStoreMiddleware`, whose `before_model` records the state's messages not stored yet,
 keeps the context in its window (`before_llm_call`) and replaces the state's messages with the
 live context. With it the session is the agent's memory: a run needs only its new messages.
+A chain that reads the history itself (`RunnableWithMessageHistory` reads `messages`, the
+originals) gets the same view from `history.model_messages()`.
 """
 
 from __future__ import annotations
@@ -85,6 +87,14 @@ from store._async import AsyncSessionStore
 from store._errors import InvalidArgument, NotInContext, UnknownSession
 from store._session import Session
 from store._store import SessionStore
+
+__all__ = [
+    "LANGCHAIN",
+    "SessionStoreChatMessageHistory",
+    "SessionStoreMiddleware",
+    "base_message_of",
+    "message_of",
+]
 
 LANGCHAIN = "langchain"
 """The `Native.api` of a LangChain message kept verbatim (its `message_to_dict` JSON)."""
@@ -201,7 +211,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
             self._seen = known
 
 
-class SessionStoreMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class SessionStoreMiddleware(AgentMiddleware):
     """An agent middleware (`create_agent(..., middleware=[SessionStoreMiddleware(history)])`)
     that hands the model the session's live context.
 

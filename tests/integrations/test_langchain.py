@@ -5,6 +5,8 @@ verbatim, and a 300 KB tool output reaches the model truncated inside the run.""
 from __future__ import annotations
 
 import asyncio
+import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -473,3 +475,10 @@ def test_pruning_reaches_the_model_and_the_history_keeps_the_original(tmp_path: 
     assert kinds(sent) == ["human", "ai", "tool", "ai", "human"]
     assert sent[2].text == result.output and sent[2].text.startswith("[Output pruned at ")
     assert sent[2].id == stored[2].id and stored[2].content == BIG
+
+
+def test_without_langchain_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "store.integrations.langchain")
+    with pytest.raises(ImportError, match=r"pip install 'sessionstore\[langchain\]'"):
+        importlib.import_module("store.integrations.langchain")
