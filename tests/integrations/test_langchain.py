@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +302,37 @@ def test_the_async_history_on_the_async_store(tmp_path: Path) -> None:
             assert len(await session.timeline()) == 6  # started, 4 messages, cleared
 
     asyncio.run(steps())
+
+
+class ThreadNotingHistory(SessionStoreChatMessageHistory):
+    """Notes the thread each use of the session runs on."""
+
+    threads: list[int]
+
+    @property
+    def session(self) -> Any:
+        self.threads.append(threading.get_ident())
+        return super().session
+
+
+def test_the_async_methods_never_touch_the_store_on_the_event_loop(tmp_path: Path) -> None:
+    model = scripted(calls_read_log("n1"), "Read.")
+
+    async def steps() -> tuple[int, list[int]]:
+        with SessionStore(f"sqlite:///{tmp_path / 'n.db'}") as store:
+            history = ThreadNotingHistory("n", store)
+            history.threads = []
+            await history.aadd_messages([HumanMessage("hi")])
+            await history.aget_messages()
+            agent = create_agent(
+                model, tools=[read_log], middleware=[SessionStoreMiddleware(history)]
+            )
+            await agent.ainvoke({"messages": [HumanMessage("read it")]})
+            await history.aclear()
+            return threading.get_ident(), history.threads
+
+    loop_thread, threads = asyncio.run(steps())
+    assert len(threads) > 6 and loop_thread not in threads
 
 
 def test_a_bad_batch_raises_and_writes_nothing(tmp_path: Path) -> None:
