@@ -21,7 +21,9 @@ summaries read (`message_of`):
   holds it (an OpenAI `additional_kwargs` call, a chunk's `tool_call_chunks`), else their JSON;
   `usage_metadata` as the usage (its `input_tokens` count the cache too: they are split);
 - `ToolMessage` is the tool result of its `tool_call_id`, appended by `append_tool_result`, so
-  truncation, pruning and restore apply to it (the message is kept without its text content).
+  truncation, pruning and restore apply to it (the message is kept without its text content);
+- in content lists, an image or file block with a URL or base64 data is a file part, and a
+  block of another kind a native part (the view of a block; the block itself is in the message).
 
 `base_message_of` gives the message back. A tool result the model is shown cut (truncated, or
 pruned to a placeholder) comes back as its `ToolMessage` carrying the text shown, so the model
@@ -32,8 +34,13 @@ are: the session's truncation, pruning and compaction reach the model only throu
 `SessionStoreMiddleware`, whose `before_model` records the state's messages not stored yet,
 keeps the context in its window (`before_llm_call`) and replaces the state's messages with the
 live context. With it the session is the agent's memory: a run needs only its new messages.
-A chain that reads the history itself (`RunnableWithMessageHistory` reads `messages`, the
-originals) gets the same view from `history.model_messages()`.
+Messages are known by their ids, as LangChain's `add_messages` reducer knows them, so a message
+is stored once however many model calls and runs (or a checkpointer) hand it back, and a
+cleared conversation stays cleared. A chain that reads the history itself
+(`RunnableWithMessageHistory` reads `messages`, the originals) gets the model's view from
+`history.model_messages()`. (LangChain marks `BaseChatMessageHistory` and
+`RunnableWithMessageHistory` deprecated in favour of LangGraph's persistence; the middleware
+is the way in for agents.)
 """
 
 from __future__ import annotations
