@@ -1,0 +1,296 @@
+"""sessionstore as LangChain's chat history and as an agent's context:
+`SessionStoreChatMessageHistory(session_id, store)` and `SessionStoreMiddleware(history)`.
+
+```python
+from langchain.agents import create_agent
+from store.integrations.langchain import SessionStoreChatMessageHistory, SessionStoreMiddleware
+
+history = SessionStoreChatMessageHistory("support-42", store, model="gpt-4o")
+agent = create_agent(model, tools, middleware=[SessionStoreMiddleware(history)])
+agent.invoke({"messages": [("user", "Why did the build fail?")]})
+```
+
+Each LangChain message is one message of the session, and the message itself is kept verbatim
+(its `message_to_dict` JSON as `Native(api="langchain")`), so it comes back deep-equal: ids,
+`additional_kwargs`, `response_metadata`, `usage_metadata`, content blocks (Anthropic thinking
+with its signature). Beside it, sessionstore's own view, which the policies, token counts and
+summaries read (`message_of`):
+- `HumanMessage` is a user message, `SystemMessage` a system one (their text);
+- `AIMessage` is an assistant message: its text, its reasoning (thinking blocks), and each of
+  its `tool_calls` as a call whose arguments are the text the model wrote when the message
+  holds it (an OpenAI `additional_kwargs` call, a chunk's `tool_call_chunks`), else their JSON;
+  `usage_metadata` as the usage (its `input_tokens` count the cache too: they are split);
+- `ToolMessage` is the tool result of its `tool_call_id`, appended by `append_tool_result`, so
+  truncation, pruning and restore apply to it (the message is kept without its text content);
+- in content lists, an image or file block with a URL or base64 data is a file part, and a
+  block of another kind a native part (the view of a block; the block itself is in the message).
+
+`base_message_of` gives the message back. A tool result the model is shown cut (truncated, or
+pruned to a placeholder) comes back as its `ToolMessage` carrying the text shown, so the model
+sees the cut; the history's `messages` are the originals.
+
+LangChain's agent keeps its messages in the graph's state and sends them to the model as they
+are: the session's truncation, pruning and compaction reach the model only through
+`SessionStoreMiddleware`, whose `before_model` records the state's messages not stored yet,
+keeps the context in its window (`before_llm_call`) and replaces the state's messages with the
+live context. With it the session is the agent's memory: a run needs only its new messages.
+Messages are known by their ids, as LangChain's `add_messages` reducer knows them, so a message
+is stored once however many model calls and runs (or a checkpointer) hand it back, and a
+cleared conversation stays cleared. A chain that reads the history itself
+(`RunnableWithMessageHistory` reads `messages`, the originals) gets the model's view from
+`history.model_messages()`. (LangChain marks `BaseChatMessageHistory` and
+`RunnableWithMessageHistory` deprecated in favour of LangGraph's persistence; the middleware
+is the way in for agents.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState
+    from langchain_core.chat_history import BaseChatMessageHistory
+    from langchain_core.messages import BaseMessage, RemoveMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.runtime import Runtime
+except ImportError as exc:  # the framework is an extra
+    raise ImportError(
+        "store.integrations.langchain needs LangChain: pip install 'sessionstore[langchain]'"
+    ) from exc
+
+from events import Native, ToolCallPart, ToolResultPart
+from events._arguments import described
+from projections import LiveMessage, LiveToolResult
+from store._async import AsyncSessionStore
+from store._errors import InvalidArgument, NotInContext, UnknownSession
+from store._session import Session
+from store._store import SessionStore
+from store.integrations._langchain_messages import LANGCHAIN, base_message_of, message_of
+
+__all__ = [
+    "LANGCHAIN",
+    "SessionStoreChatMessageHistory",
+    "SessionStoreMiddleware",
+    "base_message_of",
+    "message_of",
+]
+
+
+class SessionStoreChatMessageHistory(BaseChatMessageHistory):
+    """A LangChain chat history kept in a `SessionStore` (or an `AsyncSessionStore`). The
+    sessionstore session is created on first use with `create` (keyword arguments of
+    `SessionStore.create_session`), and resumed as it is when it exists.
+
+    `messages` are the live context's messages as they were added (a compaction's summary in
+    place of what it replaced, every tool output in full); `clear()` empties the live context by
+    a `SessionCleared` event, and replay still shows what was there. The async methods run the
+    store in a worker thread, so the event loop never waits on the database."""
+
+    def __init__(
+        self,
+        session_id: str,
+        store: SessionStore | AsyncSessionStore,
+        **create: Any,
+    ) -> None:
+        super().__init__()
+        if not isinstance(store, SessionStore | AsyncSessionStore):
+            raise InvalidArgument(f"store must be a SessionStore, got {described(store)}")
+        self.session_id = session_id
+        self._store = store.sync if isinstance(store, AsyncSessionStore) else store
+        self._create = create
+        self._handle: Session | None = None
+        self._lock = threading.RLock()
+        self._seen: set[str] = set()  # state ids of messages this history saw live
+
+    @property
+    def session(self) -> Session:
+        """The sessionstore session underneath (created on first use)."""
+        with self._lock:
+            if self._handle is None:
+                try:
+                    self._handle = self._store.session(self.session_id)
+                except UnknownSession:
+                    self._handle = self._store.create_session(
+                        session_id=self.session_id, **self._create
+                    )
+            return self._handle
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]  # LangChain: an attribute
+        live = self.session.context(restore_pruned=True).messages
+        return [base_message_of(message) for message in live]
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Append the messages in order; all are checked first, so a message that cannot be
+        recorded raises `InvalidArgument` (or `NotInContext`, a result of no pending call)
+        before any is written."""
+        with self._lock:
+            _record(self.session, list(messages))
+
+    def clear(self) -> None:
+        self.session.clear(reason="clear")
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        return await asyncio.to_thread(lambda: self.messages)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        await asyncio.to_thread(self.add_messages, list(messages))
+
+    async def aclear(self) -> None:
+        await asyncio.to_thread(self.clear)
+
+    def model_messages(self) -> list[BaseMessage]:
+        """What to send the model now: the context is kept in its window first
+        (`before_llm_call`: pruning, then compaction, when it overflows), then the live context
+        as the model is shown it (a truncated output cut, a pruned one as its placeholder).
+        Every message has an id, unique among them: a message that was added without one gets
+        its sessionstore id (what the agent's state keys messages by)."""
+        with self._lock:
+            session = self.session
+            session.before_llm_call()
+            return _shown(session)
+
+    def _add_unstored(self, given: Sequence[BaseMessage]) -> None:
+        """Record the messages of an agent's state that the session does not hold yet.
+
+        A message is known by its id, LangChain's own key (its `add_messages` reducer gives
+        every message of the state one): the state holds what `model_messages` returned, under
+        the same ids, plus what the run added since. Ids this history has seen in the live
+        context stay known after they leave it, so a checkpointer's state that still holds
+        messages of a cleared (or popped, reverted) context does not bring them back."""
+        with self._lock:
+            session = self.session
+            known = self._seen | set(_state_ids(session.context().messages))
+            fresh = []
+            for message in given:
+                if message.id is None or message.id not in known:
+                    fresh.append(message)
+                    if message.id is not None:
+                        known.add(message.id)
+            _record(session, fresh)  # known only once recorded: a failed batch can come again
+            self._seen = known
+
+
+class SessionStoreMiddleware(AgentMiddleware):
+    """An agent middleware (`create_agent(..., middleware=[SessionStoreMiddleware(history)])`)
+    that hands the model the session's live context.
+
+    Before each model call it records the state's messages the session does not hold yet (a
+    tool's 300 KB output is stored whole), keeps the context in its window and replaces the
+    state's messages with `history.model_messages()`, so the model sees the output truncated
+    and, later, pruned or compacted. After each model call and at the end of the run it records
+    what the run added, so a run needs only its new messages: the session is the memory."""
+
+    def __init__(self, history: SessionStoreChatMessageHistory) -> None:
+        super().__init__()
+        if not isinstance(history, SessionStoreChatMessageHistory):
+            raise InvalidArgument(
+                f"history must be a SessionStoreChatMessageHistory, got {described(history)}"
+            )
+        self.history = history
+
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
+        return self._managed(state["messages"])
+
+    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
+        return await asyncio.to_thread(self._managed, list(state["messages"]))
+
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        self.history._add_unstored(state["messages"])
+
+    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        await asyncio.to_thread(self.history._add_unstored, list(state["messages"]))
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        self.history._add_unstored(state["messages"])  # a tool that returned directly
+
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        await asyncio.to_thread(self.history._add_unstored, list(state["messages"]))
+
+    def _managed(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        history = self.history
+        with history._lock:
+            history._add_unstored(messages)
+            shown = history.model_messages()
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *shown]}
+
+
+# recording
+
+
+def _record(session: Session, messages: list[BaseMessage]) -> None:
+    """Append `messages` in order, after checking every one: a batch that holds a message that
+    cannot be recorded (a result of no pending call, a call id used already) writes nothing."""
+    converted = [message_of(message) for message in messages]
+    used, pending = _calls(session)
+    for message in converted:
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                if part.call_id not in pending:
+                    raise NotInContext(
+                        f"a ToolMessage answers {part.call_id!r}: no tool call of {session.id} "
+                        "is waiting for that result"
+                    )
+                pending.discard(part.call_id)
+            elif isinstance(part, ToolCallPart):
+                if part.call_id in used:
+                    raise InvalidArgument(
+                        f"tool call id {part.call_id!r} is used already in {session.id}"
+                    )
+                used.add(part.call_id)
+                pending.add(part.call_id)
+    for message in converted:
+        part = message.parts[0]
+        if isinstance(part, ToolResultPart):
+            session.append_tool_result(
+                part.call_id, part.output, is_error=part.is_error, native=message.native
+            )
+        else:
+            session.append_message(message)
+
+
+def _calls(session: Session) -> tuple[set[str], set[str]]:
+    """The call ids of the live context, and those of them still waiting for a result."""
+    used: set[str] = set()
+    answered: set[str] = set()
+    for message in session.context().messages:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                used.add(part.call_id)
+            elif isinstance(part, LiveToolResult):
+                answered.add(part.call_id)
+    return used, used - answered
+
+
+def _shown(session: Session) -> list[BaseMessage]:
+    """The live context as LangChain messages, each under the id `_state_ids` gives it."""
+    live = session.context().messages
+    shown = []
+    for message, state_id in zip(live, _state_ids(live), strict=True):
+        converted = base_message_of(message)
+        converted.id = state_id
+        shown.append(converted)
+    return shown
+
+
+def _state_ids(live: Sequence[LiveMessage]) -> list[str]:
+    """The id each live message has in an agent's state: its LangChain id, or its sessionstore
+    id when it has none or an earlier message has it (the state keeps one message per id)."""
+    ids: list[str] = []
+    seen: set[str] = set()
+    for message in live:
+        own = _langchain_id(message.native)
+        state_id = own if isinstance(own, str) and own and own not in seen else message.id
+        seen.add(state_id)
+        ids.append(state_id)
+    return ids
+
+
+def _langchain_id(native: Native | None) -> object:
+    if native is None or not native.is_from(LANGCHAIN) or not isinstance(native.value, dict):
+        return None
+    data = native.value.get("data")
+    return data.get("id") if isinstance(data, dict) else None
