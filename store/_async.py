@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import JsonValue
 
@@ -40,6 +41,7 @@ from events import (
 )
 from projections import Context, TimelineRow
 from store._append import Clock, EventLike
+from store._import import ImportResult
 from store._policies import Measure, PrunePlan
 from store._rows import SessionInfo
 from store._session import ContextCheck, Session
@@ -376,6 +378,21 @@ class AsyncSessionStore:
     async def export_session(self, session_id: str) -> list[str]:
         return await self._run(lambda s: list(s.export_session(session_id)))
 
+    @overload
+    async def import_session(
+        self,
+        source: os.PathLike[str],
+        *,
+        format: ImportFormat | None = None,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+        strict: bool = False,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> ImportResult: ...
+    @overload
     async def import_session(
         self,
         source: str | Iterable[str],
@@ -386,17 +403,50 @@ class AsyncSessionStore:
         model: str | None = None,
         context_window: int | None = None,
         encoding: str = DEFAULT_ENCODING,
-    ) -> AsyncSession:
-        load = functools.partial(
-            SessionStore.import_session,
-            format=format,
-            session_id=session_id,
-            title=title,
-            model=model,
-            context_window=context_window,
-            encoding=encoding,
+    ) -> AsyncSession: ...
+    async def import_session(
+        self,
+        source: os.PathLike[str] | str | Iterable[str],
+        *,
+        format: ImportFormat | None = None,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+        strict: bool = False,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> AsyncSession | ImportResult:
+        """As `SessionStore.import_session`; `progress` is called in the worker thread."""
+        if isinstance(source, os.PathLike):
+            path = source
+            return await self._run(
+                lambda s: s.import_session(
+                    path,
+                    format=format,
+                    session_id=session_id,
+                    title=title,
+                    model=model,
+                    context_window=context_window,
+                    encoding=encoding,
+                    strict=strict,
+                    progress=progress,
+                )
+            )
+        text = source
+        form: ImportFormat = "sessionstore" if format is None else format
+        imported = await self._run(
+            lambda s: s.import_session(
+                text,
+                format=form,
+                session_id=session_id,
+                title=title,
+                model=model,
+                context_window=context_window,
+                encoding=encoding,
+            )
         )
-        return self._session(await self._run(lambda s: load(s, source)))
+        return self._session(imported)
 
     async def stats(self) -> StoreStats:
         return await self._run(SessionStore.stats)

@@ -10,16 +10,24 @@ new entries to the same session.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 
 from pydantic import JsonValue
 
-from events import NewEvent, SessionStarted, StateChanged
-from store._errors import ImportRefused
+from events import NewEvent, SessionStarted, StateChanged, new_id
+from events._arguments import brief
+from store._append import check_session_id
+from store._errors import ImportRefused, InvalidArgument
+from store._importers import claude_code_events, openai_events
+from store._importers._formats import FORMATS, first_value, recognise
 from store._importers._transcript import Skipped, Transcript, event_id_for, session_id_for
 from store._log import MAX_SEQ, EventLog
-from store._transfer import dated_links, insert_links
+from store._tokens import load_encoding
+from store._transfer import dated_links, insert_links, read_export
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +44,11 @@ class ImportedSession:
 
 @dataclass(frozen=True, slots=True)
 class ImportResult:
-    """What an import did: the sessions it created or added to, and the lines it skipped."""
+    """What an import did: the sessions it created or added to, and what it skipped (lines of
+    the files it read; files it could not read, with no line)."""
 
     sessions: tuple[ImportedSession, ...]
+    files_skipped: tuple[Skipped, ...] = ()
 
     @property
     def session_ids(self) -> list[str]:
@@ -54,7 +64,7 @@ class ImportResult:
 
     @property
     def skipped(self) -> list[Skipped]:
-        return [skip for s in self.sessions for skip in s.skipped]
+        return [*self.files_skipped, *(skip for s in self.sessions for skip in s.skipped)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,3 +142,158 @@ def _write_one(log: EventLog, transcript: Transcript, header: Header) -> Importe
         events_written=len(batch),
         skipped=tuple(transcript.skipped),
     )
+
+
+def import_path(
+    log: EventLog,
+    path: Path,
+    format: str | None,
+    header: Header,
+    *,
+    strict: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ImportResult:
+    """Import the file at `path`, or every transcript under the folder `path` (see
+    `SessionStore.import_session`). A file of a folder that cannot be read or is in none of
+    the formats is skipped and reported (refused when `strict`); a single file is refused."""
+    if format is not None and format not in FORMATS and format not in TEXT_FORMATS:
+        raise InvalidArgument(
+            f"format must be one of {sorted([*FORMATS, *TEXT_FORMATS])}, got {brief(format)}"
+        )
+    if path.is_dir():
+        files = _transcripts_under(path, format)
+        single = False
+    elif path.is_file():
+        files, single = [path], True
+    else:
+        raise InvalidArgument(f"no file or folder {path}")
+    if not single and header.session_id is not None:
+        raise InvalidArgument("session_id names one session: import a file, not a folder")
+    sessions: list[ImportedSession] = []
+    skipped: list[Skipped] = []
+    for done, file in enumerate(files, start=1):
+        try:
+            sessions += _import_file(log, file, format, header, strict=strict)
+        except (ImportRefused, OSError, UnicodeDecodeError) as exc:
+            if single or strict:
+                raise _refusal(exc, file) from None
+            skipped.append(Skipped(getattr(exc, "line", None), _why(exc), str(file)))
+        if progress is not None:
+            progress(done, len(files), str(file))
+    return ImportResult(tuple(sessions), tuple(skipped))
+
+
+TEXT_FORMATS = ("sessionstore", "openai")
+"""Formats a file holds one session of, imported as text is (`SessionStore.import_session`)."""
+
+
+def _transcripts_under(folder: Path, format: str | None) -> list[Path]:
+    forms = [FORMATS[format]] if format in FORMATS else list(FORMATS.values())
+    patterns = {form.pattern for form in forms} or {"*.jsonl"}
+    found = {file for pattern in patterns for file in folder.rglob(pattern) if file.is_file()}
+    return sorted(found)
+
+
+def _import_file(
+    log: EventLog, file: Path, format: str | None, header: Header, *, strict: bool
+) -> list[ImportedSession]:
+    text = file.read_text(encoding="utf-8")
+    form = FORMATS.get(format or "") if format is not None else recognise(text, file)
+    if format in TEXT_FORMATS or (form is None and format is None and _is_export(text)):
+        return [_import_text(log, text, format or "sessionstore", header, file)]
+    if form is None:
+        raise ImportRefused(f"{file.name} is in none of the formats sessionstore imports")
+    load_encoding(header.encoding)
+    written: list[ImportedSession] = []
+    for transcript in form.read(text, header.encoding, file.name):
+        transcript.skipped = [replace(k, file=k.file or str(file)) for k in transcript.skipped]
+        written += write_transcript(log, transcript, header, strict=strict)
+    return written
+
+
+def _is_export(text: str) -> bool:
+    value = first_value(text)
+    return isinstance(value, dict) and {"event_id", "hash", "prev_hash", "seq"} <= value.keys()
+
+
+def _import_text(
+    log: EventLog, text: str, format: str, header: Header, file: Path
+) -> ImportedSession:
+    """A sessionstore export or an OpenAI message list in a file, as text is imported; an
+    export whose session the store holds already (its head hash included) writes nothing."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if format == "sessionstore":
+        export = read_export(lines)
+        head = log.recorder.head(export.session_id)
+        if head is not None and head.hash == export.links[-1].hash:
+            return ImportedSession(export.session_id, format, file.name, False, 0)
+    session_id = import_text(log, lines, format, header)
+    written = log.version(session_id)
+    return ImportedSession(session_id, format, file.name, created=True, events_written=written)
+
+
+def import_text(log: EventLog, lines: list[str], format: str, header: Header) -> str:
+    """One session from text, written whole or not at all; returns its id. A sessionstore
+    export keeps its own id, title, model and window (its hashes cover them); an OpenAI
+    message list or a Claude Code transcript becomes a new session (`header.session_id`, else
+    a fresh id)."""
+    if format == "sessionstore":
+        export = read_export(lines)
+        exported_id = export.session_id
+        if header.session_id not in (None, exported_id):
+            raise ImportRefused(
+                f"an export keeps its session id {exported_id!r}: its hashes cover it"
+            )
+        if (header.title, header.model, header.context_window) != (None, None, None):
+            raise ImportRefused(
+                "an export keeps its own title, model and window: its hashes cover them"
+            )
+        insert_links(log.recorder, exported_id, export.links, export.bodies())
+        return exported_id
+    encoding = header.encoding
+    load_encoding(encoding)
+    times: list[datetime | None] = []
+    if format == "openai":
+        found_title, found_model = None, None
+        payloads = openai_events(_json("\n".join(lines)), encoding)
+    else:
+        transcript = claude_code_events(lines, encoding)
+        found_title, found_model = transcript.title, transcript.model
+        payloads, times = transcript.payloads, transcript.times
+    started = SessionStarted(
+        title=header.title if header.title is not None else found_title or "",
+        model=header.model if header.model is not None else found_model or "",
+        context_window=header.context_window,
+        encoding=encoding,
+    )
+    new = check_session_id(header.session_id or new_id())
+    batch = log.encode([started, *payloads])
+    times = times or [None] * len(payloads)  # a transcript that does not say when: now
+    links = dated_links(new, batch, [times[0], *times], log.now())
+    insert_links(log.recorder, new, links, (b for item in batch for b in item.bodies))
+    return new
+
+
+def _json(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportRefused(f"not JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    except RecursionError:
+        raise ImportRefused("the JSON is nested too deeply to read") from None
+
+
+def _refusal(exc: BaseException, file: Path) -> ImportRefused:
+    if isinstance(exc, ImportRefused):
+        return exc
+    return ImportRefused(f"cannot read {file}: {_why(exc)}")
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, ImportRefused):
+        return exc.reason
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text: {exc.reason}"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)

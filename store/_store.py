@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from types import TracebackType
-from typing import Literal, get_args
+from typing import Literal, get_args, overload
 
 from pydantic import JsonValue, ValidationError
 
 from events import CompressionConfig, RecordedEvent, SessionStarted, new_id
-from events._arguments import describe_validation_error, described
+from events._arguments import brief, describe_validation_error, described
 from projections import ContextFold
 from store import _arguments as check
 from store._append import Clock, EventLike, check_session_id, encode_batch
@@ -23,7 +25,7 @@ from store._errors import (
     SessionExists,
     UnknownSession,
 )
-from store._importers import claude_code_events, openai_events
+from store._import import Header, ImportResult, import_path, import_text
 from store._log import MAX_SEQ, EventLog
 from store._migrate import ensure_schema
 from store._recorder import SessionFilter
@@ -33,10 +35,11 @@ from store._session import Session
 from store._sqlite import SqliteSynchronous
 from store._stats import SessionSummary, StoreStats, session_summaries, store_stats
 from store._tokens import DEFAULT_ENCODING, load_encoding
-from store._transfer import dated_links, export_lines, insert_links, read_export
+from store._transfer import export_lines
 from store._verify import Checkpoint, VerifyReport, holds, missing_session, verify_session
 
 ImportFormat = Literal["sessionstore", "openai", "claude-code"]
+"""The formats text can be imported from; a `Path` also takes every format of `FORMATS`."""
 
 DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 """An event with its bodies: a 100 MB tool output is stored whole (compressed) and shown cut."""
@@ -70,6 +73,16 @@ def _lines(source: object) -> list[str]:
             raise InvalidArgument(f"source line {number} must be a str, got {described(line)}")
         lines.append(line.removesuffix("\n").removesuffix("\r"))
     return lines
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether a str given as text is rather a file's name (a mistake worth a clear error)."""
+    if "\n" in text or len(text) > 4096 or not text.strip():
+        return False
+    try:
+        return Path(text).expanduser().exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _json(text: str) -> object:
@@ -379,6 +392,21 @@ class SessionStore:
         head = self._session_row(session_id).version
         return export_lines(self._recorder, session_id, head)
 
+    @overload
+    def import_session(
+        self,
+        source: os.PathLike[str],
+        *,
+        format: ImportFormat | None = None,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+        strict: bool = False,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> ImportResult: ...
+    @overload
     def import_session(
         self,
         source: str | Iterable[str],
@@ -389,16 +417,53 @@ class SessionStore:
         model: str | None = None,
         context_window: int | None = None,
         encoding: str = DEFAULT_ENCODING,
-    ) -> Session:
-        """Import a session from text (or its lines); nothing is written unless all of it is
-        good (`ImportRefused` names the line at fault).
+    ) -> Session: ...
+    def import_session(
+        self,
+        source: os.PathLike[str] | str | Iterable[str],
+        *,
+        format: ImportFormat | None = None,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+        strict: bool = False,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> Session | ImportResult:
+        """Import sessions from a file or a folder (a `Path`), or one session from text.
 
-        `format="sessionstore"`: a file from `export_session`; its chain is verified and its
-        rows are written as they were, under its own id (the hashes cover it).
-        `"openai"`: a JSON list of Chat Completions messages. `"claude-code"`: a Claude Code
-        transcript (JSONL); its compact boundaries become `ContextCompacted` events. Both make
-        a new session (`session_id`, else a fresh id) with token counts in `encoding`.
+        A `Path` to a file or folder: each file's format is recognised (or `format`), every
+        transcript under a folder is imported (`~/.claude/projects`, `~/.codex/sessions`), and
+        the result lists the sessions created or added to, the events written and the lines
+        skipped. An agent's session becomes the session `<format>-<its id>`: importing it
+        again writes nothing, and a transcript that grew adds only its new entries. A
+        malformed line is skipped and reported; `strict=True` refuses the file instead.
+        `progress(done, total, file)` is called after each file.
+
+        Text (or its lines) is one session, and nothing is written unless all of it is good
+        (`ImportRefused` names the line at fault). `format="sessionstore"` (the default for
+        text): a file from `export_session`; its chain is verified and its rows are written as
+        they were, under its own id (the hashes cover it). `"openai"`: a JSON list of Chat
+        Completions messages. `"claude-code"`: a Claude Code transcript (JSONL). Both make a
+        new session (`session_id`, else a fresh id) with token counts in `encoding`.
         """
+        if isinstance(source, os.PathLike):
+            check.flag("strict", strict)
+            return import_path(
+                self._log,
+                Path(source),
+                format,
+                Header(encoding, title, model, context_window, session_id),
+                strict=strict,
+                progress=progress,
+            )
+        if isinstance(source, str) and _names_a_file(source):
+            raise InvalidArgument(
+                f"{brief(source)} is a file's name: pass Path({brief(source)}) to import the "
+                "file (a str is the text to import)"
+            )
+        format = "sessionstore" if format is None else format
         check.choice("format", format, get_args(ImportFormat))
         if session_id is not None:
             check_session_id(session_id)
@@ -406,42 +471,8 @@ class SessionStore:
         check.optional_text("model", model)
         check.optional_integer("context_window", context_window, minimum=1)
         check.text("encoding", encoding)
-        lines = _lines(source)
-        if format == "sessionstore":
-            export = read_export(lines)
-            exported_id = export.session_id
-            if session_id not in (None, exported_id):
-                raise ImportRefused(
-                    f"an export keeps its session id {exported_id!r}: its hashes cover it"
-                )
-            if (title, model, context_window) != (None, None, None):
-                raise ImportRefused(
-                    "an export keeps its own title, model and window: its hashes cover them"
-                )
-            insert_links(self._recorder, exported_id, export.links, export.bodies())
-            return self.session(exported_id)
-        load_encoding(encoding)
-        times: list[datetime | None] = []
-        if format == "openai":
-            found_title, found_model = None, None
-            text = source if isinstance(source, str) else "\n".join(lines)
-            payloads = openai_events(_json(text), encoding)
-        else:
-            transcript = claude_code_events(lines, encoding)
-            found_title, found_model = transcript.title, transcript.model
-            payloads, times = transcript.payloads, transcript.times
-        started = SessionStarted(
-            title=title if title is not None else found_title or "",
-            model=model if model is not None else found_model or "",
-            context_window=context_window,
-            encoding=encoding,
-        )
-        new = check_session_id(session_id or new_id())
-        batch = self._log.encode([started, *payloads])
-        times = times or [None] * len(payloads)  # a transcript that does not say when: now
-        links = dated_links(new, batch, [times[0], *times], self._log.now())
-        insert_links(self._recorder, new, links, (b for item in batch for b in item.bodies))
-        return self.session(new)
+        header = Header(encoding, title, model, context_window, session_id)
+        return self.session(import_text(self._log, _lines(source), format, header))
 
     # figures
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from typing import cast
 
 import click
 import sqlalchemy as sa
@@ -26,8 +27,11 @@ from store._cli._app import (
     pass_cli,
 )
 from store._demo import run_demo
+from store._import import ImportedSession, ImportResult
+from store._importers._formats import FORMATS
 from store._migrate import head_revision, refuse_foreign, upgrade
 from store._postgres import MAX_PARTITIONS, PARTITIONS
+from store._store import ImportFormat
 from store._verify import Checkpoint
 
 
@@ -470,15 +474,15 @@ def _write_lines(output: Path, lines: Iterable[str]) -> int:
 
 
 @cli.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.argument("path", type=click.Path(allow_dash=True, path_type=Path))
 @click.option(
     "--format",
     "form",
-    type=click.Choice(["sessionstore", "openai", "claude-code"]),
-    default="sessionstore",
-    show_default=True,
+    type=click.Choice(["sessionstore", "openai", *FORMATS]),
+    help="The files' format (default: recognised from each file's first line).",
 )
-@click.option("--id", "session_id", help="Id for the new session (not for sessionstore files).")
+@click.option("--strict", is_flag=True, help="Refuse a file with a malformed line.")
+@click.option("--id", "session_id", help="Id for the new session (one file, not an export).")
 @click.option("--title", help="Title for the new session.")
 @click.option(
     "--window",
@@ -489,32 +493,103 @@ def _write_lines(output: Path, lines: Iterable[str]) -> int:
 @pass_cli
 def import_session(
     app: Cli,
-    file: Path,
-    form: str,
+    path: Path,
+    form: str | None,
+    strict: bool,
     session_id: str | None,
     title: str | None,
     window: int | None,
     as_json: bool,
 ) -> None:
-    """Read a session from FILE (- for stdin); nothing is written unless all of it is good."""
-    text = sys.stdin.read() if str(file) == "-" else _read_text(file)
-    if title is None and form != "sessionstore" and str(file) != "-":
-        title = f"imported from {file.name}" if form == "openai" else None
-    session = app.store.import_session(
-        text,
-        format=form,  # type: ignore[arg-type]
-        session_id=session_id,
-        title=title,
-        context_window=window,
-    )
-    live = session.context()
-    if as_json:
-        app.json({"id": session.id, "events": session.version, "tokens": live.tokens})
+    """Import PATH: a file, or every transcript under a folder (~/.claude/projects, a Codex
+    sessions folder...), or - for stdin. Importing a file again adds nothing; a transcript
+    that grew adds its new entries to the same session. Malformed lines are skipped and
+    reported (--strict refuses the file)."""
+    if str(path) == "-":
+        text = sys.stdin.read()
+        session = app.store.import_session(
+            text,
+            format=cast(ImportFormat, form or "sessionstore"),
+            session_id=session_id,
+            title=title,
+            context_window=window,
+        )
+        result = ImportResult(
+            (ImportedSession(session.id, form or "sessionstore", "-", True, session.version),)
+        )
     else:
+        if not path.exists():
+            raise click.ClickException(f"no file {path}")
+        if title is None and form == "openai":
+            title = f"imported from {path.name}"
+        with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+            task = progress.add_task("importing", total=None)
+            result = app.store.import_session(
+                path,
+                format=cast(ImportFormat | None, form),
+                session_id=session_id,
+                title=title,
+                context_window=window,
+                strict=strict,
+                progress=lambda done, total, _: progress.update(task, completed=done, total=total),
+            )
+    _report_import(app, result, as_json)
+
+
+def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
+    rows = []
+    for imported in result.sessions:
+        live = app.store.session(imported.session_id).context()
+        rows.append((imported, live))
+    if as_json:
+        app.json(
+            {
+                "sessions": [
+                    {
+                        "id": imported.session_id,
+                        "format": imported.format,
+                        "source": imported.source_id,
+                        "created": imported.created,
+                        "events_written": imported.events_written,
+                        "events": live.seq,
+                        "tokens": live.tokens,
+                    }
+                    for imported, live in rows
+                ],
+                "events_written": result.events_written,
+                "skipped": [
+                    {"file": skip.file, "line": skip.line, "reason": skip.reason}
+                    for skip in result.skipped
+                ],
+            }
+        )
+        return
+    for imported, live in rows:
+        if imported.created:
+            verb = "imported"
+        elif imported.events_written:
+            verb = f"added {imported.events_written} events to"
+        else:
+            click.echo(f"{imported.session_id}: nothing new")
+            continue
         click.echo(
-            f"imported {session.id}: {session.version} events, "
+            f"{verb} {imported.session_id}: {live.seq} events, "
             f"{len(live.messages)} live messages, {live.tokens:,} tokens"
         )
+    for skip in result.skipped[:_SHOWN_SKIPS]:
+        click.echo(f"skipped {skip}", err=True)
+    if len(result.skipped) > _SHOWN_SKIPS:
+        click.echo(f"... and {len(result.skipped) - _SHOWN_SKIPS} more skipped", err=True)
+    if len(rows) > 1 or result.skipped:
+        created = len(result.created)
+        click.echo(
+            f"{_sessions(len(rows))} ({created} new), {result.events_written:,} events written, "
+            f"{len(result.skipped)} skipped",
+            err=True,
+        )
+
+
+_SHOWN_SKIPS = 20
 
 
 def _read_text(file: Path) -> str:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,6 +35,7 @@ from store._importers._common import (
     message_tokens,
     string,
 )
+from store._importers._transcript import Transcript
 from store._providers import anthropic_part
 
 _SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's model name for messages it made itself
@@ -63,6 +65,37 @@ def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
             with at_line(number):
                 reader.read(entry, number)
     return reader.finish()
+
+
+def claude_code_transcript(text: str, encoding: str, name: str = "") -> Transcript:
+    """A Claude Code transcript file as a `Transcript`: its session id is the entries'
+    `sessionId` (else the file's name), and each event is keyed by the uuid it came from."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    read = claude_code_events(lines, encoding)
+    transcript = Transcript(
+        format="claude-code",
+        source_id=_session_id(lines) or PurePath(name).stem or "transcript",
+        title=read.title,
+        model=read.model,
+    )
+    for payload, time in zip(read.payloads, read.times, strict=True):
+        if isinstance(payload, MessageAppended):
+            transcript.add(payload.message.id, payload, time)
+        elif isinstance(payload, ContextCompacted):
+            transcript.add(f"compaction:{payload.summary.id}", payload, time)
+    return transcript
+
+
+def _session_id(lines: list[str]) -> str | None:
+    for text in lines:
+        if '"sessionId"' in text:
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
+                return str(value["sessionId"]) or None
+    return None
 
 
 def _links_checked(entry: Json, line: int) -> Json:

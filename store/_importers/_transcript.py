@@ -31,8 +31,8 @@ class Skipped:
     file: str = ""
 
     def __str__(self) -> str:
-        where = f"{self.file}:" if self.file else ""
-        return f"{where}{self.line if self.line is not None else '-'}: {self.reason}"
+        where = [str(w) for w in (self.file, self.line) if w not in ("", None)]
+        return ":".join([*where, f" {self.reason}"]) if where else self.reason
 
 
 @dataclass(frozen=True, slots=True)

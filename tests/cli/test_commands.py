@@ -331,11 +331,9 @@ def test_export_and_import_round_trip_through_files(cli: Cli, tmp_path: Path) ->
     imported = other("import", str(exported))
     assert imported.out == f"imported s1: 10 events, 8 live messages, {LIVE_TOKENS} tokens\n"
     assert other("export", "s1").out == cli("export", "s1").out
-    again = other("import", str(exported))
-    assert (again.code, again.err) == (
-        1,
-        "sessionstore: error: session 's1' is in this store already\n",
-    )
+    again = other("import", str(exported))  # the same file again: nothing to add
+    assert (again.code, again.out, again.err) == (0, "s1: nothing new\n", "")
+    assert other("export", "s1").out == cli("export", "s1").out
 
 
 def test_a_tampered_file_is_refused_and_the_store_is_unchanged(cli: Cli, tmp_path: Path) -> None:
@@ -375,18 +373,21 @@ def test_import_a_claude_code_transcript(cli: Cli, tmp_path: Path) -> None:
     fixture = Path(__file__).parent.parent / "fixtures" / "claude_code_session.jsonl"
     run = cli("import", str(fixture), "--format", "claude-code", "--id", "cc1", "--json")
     assert run.code == 0, run.err
-    imported = json.loads(run.out)
-    assert (imported["id"], imported["events"]) == ("cc1", 12)
+    [imported] = json.loads(run.out)["sessions"]
+    assert (imported["id"], imported["events"], imported["created"]) == ("cc1", 13, True)
     rows = json.loads(cli("timeline", "cc1", "--json").out)
     compaction = [r for r in rows if r["type"] == "ContextCompacted"]
-    assert [r["seq"] for r in compaction] == [8]
+    assert [r["seq"] for r in compaction] == [9]  # after SessionStarted and where it came from
     assert compaction[0]["summary"].endswith("(manual, claude-code)")
     live = json.loads(cli("context", "cc1", "--format", "json").out)
     assert live[0]["id"] == "7d0c1a52-3f6e-4b8a-9c21-5e4f8a2b0013"  # the summary comes first
     assert [m["role"] for m in live] == ["user", "user", "assistant", "tool", "assistant"]
-    assert cli("verify", "cc1").out == "cc1: ok (12 events)\n"
+    assert cli("verify", "cc1").out == "cc1: ok (13 events)\n"
+    again = cli("import", str(fixture), "--format", "claude-code", "--id", "cc1")
+    assert (again.code, again.out) == (0, "cc1: nothing new\n")
     # the transcript's own times are kept, so a replay by time means what it says
-    assert [r["time"] for r in rows][:3] == [
+    assert [r["time"] for r in rows][:4] == [
+        "2025-08-27T14:00:05.123000+00:00",
         "2025-08-27T14:00:05.123000+00:00",
         "2025-08-27T14:00:05.123000+00:00",
         "2025-08-27T14:01:05.123000+00:00",
@@ -471,10 +472,9 @@ def test_every_user_error_is_one_line(cli: Cli, tmp_path: Path) -> None:
         "an export keeps its own title, model and window: its hashes cover them",
     )
     one_line(
-        other("import", str(tmp_path)),
-        2,
-        f"Invalid value for 'FILE': File '{tmp_path}' is a directory. "
-        "(see sessionstore import --help)",
+        other("import", str(tmp_path / "nope")),
+        1,
+        f"no file {tmp_path / 'nope'}",
     )
     assert json.loads(other("ls", "--json").out) == []
 

@@ -283,7 +283,7 @@ STORE_CALLS: dict[str, tuple[Callable[[SessionStore], object], type[SessionStore
         "a session id is a string of 1 to 128 characters, got 'xxxx",
     ),
     "import None": (
-        lambda st: st.import_session(None),  # type: ignore[arg-type]
+        lambda st: st.import_session(None),  # type: ignore[call-overload]
         InvalidArgument,
         "source must be a str or an iterable of str lines, got None",
     ),
@@ -293,12 +293,12 @@ STORE_CALLS: dict[str, tuple[Callable[[SessionStore], object], type[SessionStore
         "source must be a str or an iterable of str lines, got bytes b'{\"a\": 1}'",
     ),
     "import lines that are not text": (
-        lambda st: st.import_session(["{}", 7], format="claude-code"),  # type: ignore[list-item]
+        lambda st: st.import_session(["{}", 7], format="claude-code"),  # type: ignore[call-overload]
         InvalidArgument,
         "source line 2 must be a str, got int 7",
     ),
     "import in an unknown format": (
-        lambda st: st.import_session("", format=nested(5_000)),  # type: ignore[arg-type]
+        lambda st: st.import_session("", format=nested(5_000)),  # type: ignore[call-overload]
         InvalidArgument,
         "format must be one of 'sessionstore', 'openai', 'claude-code', got dict",
     ),

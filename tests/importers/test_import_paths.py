@@ -1,0 +1,108 @@
+"""Importing files and folders: each file's format recognised, every transcript under a folder
+imported, a file in no format skipped and reported, the same files again writing nothing, and a
+transcript that grew adding only its new entries to the same session."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from store import ImportRefused, InvalidArgument, SessionStore
+from tests.cli.conftest import Cli
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "claude_code_session.jsonl"
+SOURCE_ID = "3c9e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
+
+
+def projects(tmp_path: Path) -> Path:
+    """A folder laid out as ~/.claude/projects, with a second session, an export and a stray
+    file beside the transcript."""
+    root = tmp_path / "projects"
+    (root / "-home-dev-dateparse").mkdir(parents=True)
+    shutil.copy(FIXTURE, root / "-home-dev-dateparse" / f"{SOURCE_ID}.jsonl")
+    other = FIXTURE.read_text().replace(SOURCE_ID, "5b1d9e20-0000-4000-8000-000000000002")
+    (root / "-home-dev-dateparse" / "second.jsonl").write_text(other)
+    (root / "notes.jsonl").write_text('{"hello": "world"}\n')
+    with SessionStore("sqlite://") as elsewhere:
+        s = elsewhere.create_session(model="m", session_id="exported")
+        s.append_user("hi")
+        (root / "exported.jsonl").write_text("\n".join(elsewhere.export_session(s.id)) + "\n")
+    return root
+
+
+def test_a_folder_imports_every_transcript_once(store: SessionStore, tmp_path: Path) -> None:
+    root = projects(tmp_path)
+    seen: list[tuple[int, int]] = []
+    result = store.import_session(root, progress=lambda done, total, _: seen.append((done, total)))
+    assert sorted(result.created) == [
+        f"claude-code-{SOURCE_ID}",
+        "claude-code-5b1d9e20-0000-4000-8000-000000000002",
+        "exported",
+    ]
+    stray = (str(root / "notes.jsonl"), None)
+    assert [(skip.file, skip.line) for skip in result.skipped] == [stray]
+    assert "none of the formats" in result.skipped[0].reason
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    s = store.session(f"claude-code-{SOURCE_ID}")
+    assert s.state()["imported_from"] == {"format": "claude-code", "source_id": SOURCE_ID}
+    assert s.header.app == "claude-code"
+
+    again = store.import_session(root)
+    assert again.created == [] and again.events_written == 0
+    assert len(again.sessions) == 3
+
+
+def test_a_grown_transcript_adds_only_its_new_entries(store: SessionStore, tmp_path: Path) -> None:
+    lines = FIXTURE.read_text().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(lines[:10]))
+    [first] = store.import_session(path).sessions
+    s = store.session(first.session_id)
+    before = s.version
+    path.write_text("".join(lines))
+    [grown] = store.import_session(path).sessions
+    assert (grown.created, grown.session_id) == (False, first.session_id)
+    assert grown.events_written > 0
+    s.refresh()
+    assert s.version == before + grown.events_written
+    whole = SessionStore("sqlite://").import_session(FIXTURE).session_ids[0]
+    assert whole == first.session_id  # the same id wherever it is imported
+    assert store.verify(s.id).ok
+
+
+def test_strict_refuses_a_folder_with_a_stray_file(store: SessionStore, tmp_path: Path) -> None:
+    with pytest.raises(ImportRefused, match="none of the formats"):
+        store.import_session(projects(tmp_path), strict=True)
+
+
+def test_a_file_name_passed_as_text_gets_a_clear_error(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(FIXTURE, tmp_path / "t.jsonl")
+    with pytest.raises(InvalidArgument, match=r"pass Path\('t.jsonl'\)"):
+        store.import_session("t.jsonl", format="claude-code")
+    with pytest.raises(InvalidArgument, match="no file or folder"):
+        store.import_session(tmp_path / "missing")
+
+
+def test_the_command_imports_a_folder_and_reports_what_it_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = projects(tmp_path)
+    cli = Cli(f"sqlite:///{tmp_path / 'cli.db'}", capsys)
+    run = cli("import", str(root))
+    assert run.code == 0, run.err
+    assert run.out.count("imported ") == 3
+    assert run.err.splitlines() == [
+        f"skipped {root / 'notes.jsonl'}: notes.jsonl is in none of the formats sessionstore "
+        "imports",
+        "3 sessions (3 new), 28 events written, 1 skipped",
+    ]
+    again = cli("import", str(root), "--json")
+    report = json.loads(again.out)
+    assert report["events_written"] == 0
+    assert [s["created"] for s in report["sessions"]] == [False, False, False]
