@@ -1,10 +1,38 @@
-"""Claude Code transcripts (JSONL, one entry per line) as our payloads: streamed assistant
-responses merged, sidechains and meta lines skipped, compact boundaries as compactions."""
+"""Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`, one entry per line,
+or the web export `{"loglines": [...]}`) as our events, with nothing the file recorded lost.
+
+What maps to what:
+- **user and assistant entries** are messages. Claude Code writes one entry per content block
+  and chains entries with `parentUuid`, so a response's blocks (same `message.id`) can be
+  interleaved with the results of its parallel tool calls: every entry of one response is
+  merged into one assistant message, in the order the model produced its blocks, placed where
+  its first block was. Each block is kept as Anthropic sent it (thinking with its signature),
+  and the entry around it (`uuid`, `cwd`, `toolUseResult`, `isMeta`...) as the message's
+  `native` (api `claude-code`), so the entries can be rebuilt. Tool results are tool messages.
+  Meta and injected entries (`isMeta`, `<system-reminder>`, `<local-command-…>`) are kept as
+  the user messages the model was shown; their `native` says what they are.
+- **compactions**: a `compact_boundary` and the summary that follows it (`isCompactSummary`)
+  are a `ContextCompacted`; `compactMetadata.preservedSegment` (or `preservedMessages`) names
+  the messages it kept.
+- **rewinds**: a prompt whose parent already had a branch that the model answered is a
+  rewind. The abandoned branch happened, so it stays in the log, and a `MessagesReverted`
+  takes it out of the live context where the user went back.
+- **queued prompts**: a prompt typed while the agent worked reaches the model as a
+  `queued_command` attachment, or only as a `queue-operation` that enqueued it and took it
+  off the queue; both become the user message it was.
+- **sidechains and subagents** (`isSidechain` entries, `<session>/subagents/agent-<id>.jsonl`)
+  are sessions of their own, linked to the tool call that started them.
+- **everything else** (`summary`, `custom-title`, `file-history-snapshot`, `queue-operation`,
+  `progress`, system entries, attachments) is a record: in the log, never in the context.
+- A **malformed line** (not JSON, not an object, no `type`, a message without content, a file
+  cut mid-line) is skipped and reported with its line number; `strict` refuses the file.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import PurePath
@@ -18,8 +46,13 @@ from events import (
     InvalidArgument,
     Message,
     MessageAppended,
+    MessagesReverted,
+    Native,
+    NativePart,
     Part,
     Payload,
+    Record,
+    RecordAppended,
     TextPart,
     ToolResultPart,
     Usage,
@@ -31,14 +64,16 @@ from store._importers._common import (
     at_line,
     counted,
     file_from_url,
-    json_object,
     message_tokens,
     string,
 )
-from store._importers._transcript import Transcript
+from store._importers._transcript import Link, Skipped, Transcript
 from store._providers import anthropic_part
 
+CLAUDE_CODE = "claude-code"
+"""The `api` of the natives that keep Claude Code's entries."""
 _SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's model name for messages it made itself
+_RECORDS_ONLY = ("summary", "custom-title", "file-history-snapshot", "queue-operation", "tag")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,163 +87,314 @@ class ClaudeCodeImport:
 
 
 def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
-    """The main conversation of a Claude Code transcript, its compactions included."""
-    entries = []
-    for number, text in enumerate(lines, start=1):
-        if text.strip():
-            with at_line(number):
-                entries.append((number, _links_checked(json_object(text, number), number)))
-    branch = _current_branch([entry for _, entry in entries])
-    reader = _ClaudeCode(encoding)
-    for number, entry in entries:
-        if branch is None or entry.get("uuid") is None or entry.get("uuid") in branch:
-            with at_line(number):
-                reader.read(entry, number)
-    return reader.finish()
+    """The main conversation of a transcript given as lines, all of it good: `ImportRefused`
+    names the first line that is not (text imports write nothing unless all is good)."""
+    transcript = claude_code_transcript("\n".join(lines), encoding, strict=True)
+    if not any(isinstance(p, MessageAppended | ContextCompacted) for p in transcript.payloads):
+        raise ImportRefused("the transcript holds no messages")
+    times = [entry.time for entry in transcript.entries]
+    return ClaudeCodeImport(transcript.title, transcript.model, transcript.payloads, times)
 
 
-def claude_code_transcript(text: str, encoding: str, name: str = "") -> Transcript:
-    """A Claude Code transcript file as a `Transcript`: its session id is the entries'
-    `sessionId` (else the file's name), and each event is keyed by the uuid it came from."""
-    lines = [line.removesuffix("\r") for line in text.split("\n")]
-    read = claude_code_events(lines, encoding)
-    transcript = Transcript(
-        format="claude-code",
-        source_id=_session_id(lines) or PurePath(name).stem or "transcript",
-        title=read.title,
-        model=read.model,
+def claude_code_transcript(
+    text: str,
+    encoding: str,
+    name: str = "",
+    companions: Mapping[str, str] | None = None,
+    *,
+    strict: bool = False,
+) -> Transcript:
+    """A transcript file's text as a `Transcript`, its sidechains and subagents (the texts of
+    `companions`, by file name) as its children. `strict`: `ImportRefused` at the first line
+    that would be skipped."""
+    entries, skipped = _entries(text, strict=strict)
+    session = next(
+        (e["sessionId"] for _, e in entries if isinstance(e.get("sessionId"), str)), None
     )
-    for payload, time in zip(read.payloads, read.times, strict=True):
-        if isinstance(payload, MessageAppended):
-            transcript.add(payload.message.id, payload, time)
-        elif isinstance(payload, ContextCompacted):
-            transcript.add(f"compaction:{payload.summary.id}", payload, time)
+    source_id = session or PurePath(name).stem or "transcript"
+    main = [(n, e) for n, e in entries if e.get("isSidechain") is not True]
+    transcript = _read(CLAUDE_CODE, source_id, main, encoding, strict=strict)
+    transcript.skipped[:0] = skipped
+    sides: dict[str, list[tuple[int, Json]]] = {}
+    for number, entry in entries:
+        if entry.get("isSidechain") is True:
+            agent = entry.get("agentId")
+            sides.setdefault(agent if isinstance(agent, str) else "sidechain", []).append(
+                (number, entry)
+            )
+    for file_name, companion in sorted((companions or {}).items()):
+        side_entries, side_skipped = _entries(companion, strict=strict)
+        agent = next(
+            (e["agentId"] for _, e in side_entries if isinstance(e.get("agentId"), str)),
+            PurePath(file_name).stem.removeprefix("agent-"),
+        )
+        side = _read(
+            CLAUDE_CODE, f"{source_id}/agent-{agent}", side_entries, encoding, strict=strict
+        )
+        side.skipped[:0] = [Skipped(s.line, s.reason, file_name) for s in side_skipped]
+        side.parent = Link(source_id, transcript_calls(transcript).get(agent))
+        if side.entries:
+            transcript.children.append(side)
+    for agent, side_entries in sides.items():
+        side = _read(CLAUDE_CODE, f"{source_id}/agent-{agent}", side_entries, encoding)
+        side.parent = Link(source_id, transcript_calls(transcript).get(agent))
+        if side.entries:
+            transcript.children.append(side)
     return transcript
 
 
-def _session_id(lines: list[str]) -> str | None:
-    for text in lines:
-        if '"sessionId"' in text:
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
-                return str(value["sessionId"]) or None
-    return None
+def transcript_calls(transcript: Transcript) -> dict[str, str]:
+    """Which tool call started each subagent (its result's `toolUseResult.agentId`)."""
+    calls: dict[str, str] = {}
+    for payload in transcript.payloads:
+        if not isinstance(payload, MessageAppended) or payload.message.role != "tool":
+            continue
+        native = payload.message.native
+        entry = native.value if native is not None else None
+        result = entry.get("toolUseResult") if isinstance(entry, dict) else None
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        part = payload.message.parts[0]
+        if isinstance(agent, str) and isinstance(part, ToolResultPart):
+            calls.setdefault(agent, part.call_id)
+    return calls
 
 
-def _links_checked(entry: Json, line: int) -> Json:
-    """The entry, once its links are known to be text: they key the branch walk below."""
-    for key in ("uuid", "parentUuid", "logicalParentUuid"):
-        value = entry.get(key)
-        if value is not None and not isinstance(value, str):
-            raise ImportRefused(f"{key!r} is not a string", line)
+def looks_like_claude_code(value: Any) -> bool:
+    """Whether a file's first line is a Claude Code entry (or the file a web export)."""
+    if not isinstance(value, dict):
+        return False
+    if isinstance(value.get("loglines"), list):
+        return True
+    return "sessionId" in value or "parentUuid" in value or value.get("type") in _RECORDS_ONLY
+
+
+def _entries(text: str, *, strict: bool) -> tuple[list[tuple[int, Json]], list[Skipped]]:
+    """The entries of a JSONL transcript (or a web export) with their line numbers, and the
+    lines skipped with why."""
+    skipped: list[Skipped] = []
+
+    def skip(number: int, reason: str) -> None:
+        if strict:
+            raise ImportRefused(reason, number)
+        skipped.append(Skipped(number, reason))
+
+    head = text.lstrip()[:2048]
+    if head.startswith("{") and '"loglines"' in head:
+        try:
+            document = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            document = None
+        if isinstance(document, dict) and isinstance(document.get("loglines"), list):
+            found = []
+            for number, entry in enumerate(document["loglines"], start=1):
+                if isinstance(entry, dict) and isinstance(entry.get("type"), str):
+                    found.append((number, entry))
+                else:
+                    skip(number, "a logline that is not an object with a type")
+            return found, skipped
+    lines = text.split("\n")
+    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
+    entries: list[tuple[int, Json]] = []
+    for number, line in enumerate(lines, start=1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == last and not text.rstrip("\r\n").endswith("}"):
+                skip(number, "the last line is cut off (the file ends mid-entry)")
+            else:
+                skip(number, f"not JSON: {exc.msg} (column {exc.colno})")
+            continue
+        except RecursionError:
+            skip(number, "the JSON is nested too deeply to read")
+            continue
+        if not isinstance(value, dict):
+            skip(number, f"a JSON {_kind(value)}, not an entry")
+        elif not isinstance(value.get("type"), str):
+            skip(number, "an object without a type")
+        else:
+            entries.append((number, value))
+    return entries, skipped
+
+
+def _kind(value: object) -> str:
+    return {str: "string", list: "list", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+
+
+def _read(
+    format: str,
+    source_id: str,
+    entries: list[tuple[int, Json]],
+    encoding: str,
+    *,
+    strict: bool = False,
+) -> Transcript:
+    transcript = Transcript(format=format, source_id=source_id)
+    reader = _Reader(encoding, transcript, strict)
+    reader.plan(entries)
+    for number, entry in entries:
+        reader.read(entry, number)
+    reader.finish()
+    return transcript
+
+
+def _envelope(entry: Json) -> Json:
+    """The entry without its message's content (kept as the parts' blocks)."""
+    message = entry.get("message")
+    if isinstance(message, dict) and "content" in message:
+        return {**entry, "message": {k: v for k, v in message.items() if k != "content"}}
     return entry
 
 
-def _current_branch(entries: list[Json]) -> set[object] | None:
-    """The uuids on the path from the last message back to the first: a user who rewinds
-    leaves the abandoned branch in the file, and it was not what the model saw afterwards.
-    A compact boundary links to what it summarized by `logicalParentUuid`. `None` (keep
-    everything) for transcripts that do not link their entries."""
-    if not any("parentUuid" in entry for entry in entries):
-        return None
-    by_uuid = {entry["uuid"]: entry for entry in entries if entry.get("uuid") is not None}
-    leaf = next(
-        (
-            entry.get("uuid")
-            for entry in reversed(entries)
-            if entry.get("type") in ("user", "assistant") and entry.get("isSidechain") is not True
-        ),
-        None,
-    )
-    branch: set[object] = set()
-    while leaf is not None and leaf not in branch:
-        branch.add(leaf)
-        entry = by_uuid.get(leaf, {})
-        leaf = entry.get("parentUuid") or entry.get("logicalParentUuid")
-    return branch
-
-
 @dataclass(slots=True)
-class _Turn:
-    """An assistant response still being read: Claude Code writes one line per block."""
-
-    uuid: str
-    api_id: object
-    parts: tuple[Part, ...]
-    usage: Usage | None
-    time: datetime | None
-
-
-@dataclass(slots=True)
-class _ClaudeCode:
+class _Reader:
     """The reader's state across lines: a response spans lines, a compaction needs the live
-    messages (and their tokens), and a result needs the call it answers."""
+    messages (and their tokens), a result the call it answers, a rewind the branches."""
 
     encoding: str
-    payloads: list[Payload] = field(default_factory=list)
-    times: list[datetime | None] = field(default_factory=list)
+    out: Transcript
+    strict: bool
     now: datetime | None = None  # the timestamp of the line being read
     live: dict[str, int] = field(default_factory=dict)  # live message id -> its tokens
+    source: dict[str, str] = field(default_factory=dict)  # message id -> entry uuid
     tools: dict[str, str] = field(default_factory=dict)  # tool_use id -> tool name
     seen: set[str] = field(default_factory=set)
-    turn: _Turn | None = None
-    manual: bool = False  # whether the last compact_boundary was a manual /compact
-    title: str | None = None
-    model: str | None = None
+    responses: dict[str, list[tuple[int, Json]]] = field(default_factory=dict)
+    merged: set[int] = field(default_factory=set)  # lines read as part of an earlier message
+    parents: dict[str, str] = field(default_factory=dict)
+    children: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    answered: dict[str, int] = field(default_factory=dict)  # uuid -> line, assistant entries
+    said: set[str] = field(default_factory=set)  # every user prompt's text
+    queue: deque[str] = field(default_factory=deque)
+    boundary: Json | None = None  # the compact_boundary the next summary closes
+
+    def plan(self, entries: list[tuple[int, Json]]) -> None:
+        """What reading in file order needs to know of later lines: each response's entries,
+        the tree of entries, and the prompts the file holds as user lines."""
+        for number, entry in entries:
+            uuid, kind = entry.get("uuid"), entry.get("type")
+            message = entry.get("message")
+            if kind == "assistant" and isinstance(message, dict):
+                api_id = message.get("id")
+                if isinstance(api_id, str) and api_id:
+                    self.responses.setdefault(api_id, []).append((number, entry))
+            if isinstance(uuid, str):
+                parent = entry.get("parentUuid")
+                if isinstance(parent, str):
+                    self.parents[uuid] = parent
+                    self.children.setdefault(parent, []).append((number, uuid))
+                if kind == "assistant":
+                    self.answered[uuid] = number
+            text = _prompt_text(entry)
+            if text is not None:
+                self.said.add(text)
 
     def read(self, entry: Json, line: int) -> None:
-        self.now = _timestamp(entry.get("timestamp"), line)
-        kind = entry.get("type")
-        if kind == "summary":
-            self.title = string(entry, "summary", "a summary line", line)
-        elif entry.get("isSidechain") is True or entry.get("isMeta") is True:
-            return  # a subagent's traffic, or context Claude Code adds for itself
-        elif kind == "system" and entry.get("subtype") == "compact_boundary":
-            metadata = entry.get("compactMetadata")
-            self.manual = isinstance(metadata, dict) and metadata.get("trigger") == "manual"
-        elif kind in ("user", "assistant"):
-            self._message(entry, str(kind), line)
+        if line in self.merged:
+            return
+        try:
+            with at_line(line):
+                self.now = _timestamp(entry.get("timestamp"), line)
+                self._read(entry, str(entry["type"]), line)
+        except ImportRefused as refused:
+            if self.strict:
+                raise
+            self.out.skip(refused.line or line, refused.reason)
+
+    def _read(self, entry: Json, kind: str, line: int) -> None:
+        uuid = entry.get("uuid")
+        if isinstance(uuid, str) and uuid and uuid in self.seen:
+            return  # a copy of a line written already (Claude Code repeats some on resume)
+        if kind == "summary" and isinstance(entry.get("summary"), str):
+            self.out.title = entry["summary"]
+        elif kind == "custom-title" and isinstance(entry.get("customTitle"), str):
+            self.out.title = entry["customTitle"]
+        if kind in ("user", "assistant"):
+            self._message(entry, kind, line)
+        elif kind == "attachment" and _queued_prompt(entry) is not None:
+            self._queued(entry, line)
+        else:
+            self._record(entry, kind, line)
+            if kind == "queue-operation":
+                self._queue(entry, line)
+            elif kind == "system" and entry.get("subtype") == "compact_boundary":
+                self.boundary = entry
+        if isinstance(uuid, str) and uuid:
+            self.seen.add(uuid)
+
+    def _record(self, entry: Json, kind: str, line: int) -> None:
+        uuid = entry.get("uuid")
+        key = uuid if isinstance(uuid, str) and uuid else f"line:{line}"
+        subtype = entry.get("subtype")
+        name = f"{kind}:{subtype}" if isinstance(subtype, str) else kind
+        part = NativePart(id=f"{key}.0", native=Native(api=CLAUDE_CODE, value=entry))
+        record = Record(id=key, kind=name[:128], parts=(part,))
+        self.out.add(key, RecordAppended(record=record), self.now)
 
     def _message(self, entry: Json, kind: str, line: int) -> None:
         what = "an assistant line" if kind == "assistant" else "a user line"
         uuid = string(entry, "uuid", what, line)
         if not uuid:
             raise ImportRefused(f"{what} has an empty 'uuid'", line)
-        if uuid in self.seen:
-            return  # a copy of a line written already (Claude Code repeats some on resume)
-        self.seen.add(uuid)
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(message, dict) or not isinstance(content, str | list):
             raise ImportRefused(f"{what} has no message content", line)
-        if not content:
-            return  # an interrupted response can leave a line with no blocks
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if kind == "assistant":
-            self._assistant(uuid, message, blocks, line)
-        elif entry.get("isCompactSummary") is True:
-            self._compaction(uuid, blocks, line)
-        else:
-            self._user(uuid, blocks, line)
-
-    def _assistant(self, uuid: str, message: Json, blocks: list[Any], line: int) -> None:
-        """Lines of one API response (same `message.id`) merge into one message; the last
-        line's usage is the response's."""
-        model = message.get("model")
-        if self.model is None and isinstance(model, str) and model != _SYNTHETIC_MODEL:
-            self.model = model
-        parts = [self._assistant_part(*_block(raw, line), line) for raw in blocks]
-        usage = _usage(message.get("usage"), line)
-        api_id, turn = message.get("id"), self.turn
-        if turn is not None and api_id is not None and turn.api_id == api_id:
-            turn.parts += counted(parts, self.encoding, turn.uuid, len(turn.parts))
-            turn.usage = usage or turn.usage
+            self._assistant(uuid, entry, message, line)
             return
-        self._flush()
-        self.turn = _Turn(uuid, api_id, counted(parts, self.encoding, uuid), usage, self.now)
+        self._rewind_to(uuid, entry, line)
+        if not content:
+            self._record(entry, kind, line)  # nothing was said: kept, not a message
+            return
+        blocks = _user_blocks(content)
+        if entry.get("isCompactSummary") is True:
+            self._compaction(uuid, entry, blocks, line)
+        else:
+            self._user(uuid, entry, blocks, line)
+
+    def _assistant(self, uuid: str, entry: Json, message: Json, line: int) -> None:
+        """Every entry of one API response (same `message.id`), wherever the file has them,
+        merged into one message here, where its first block is; the last usage counts."""
+        api_id = message.get("id")
+        group = self.responses.get(api_id, []) if isinstance(api_id, str) and api_id else []
+        lines = [(n, e) for n, e in group if n >= line] or [(line, entry)]
+        parts: list[Part] = []
+        usage: Usage | None = None
+        envelopes = []
+        for number, member in lines:
+            member_uuid = member.get("uuid")
+            if number != line and (not isinstance(member_uuid, str) or member_uuid in self.seen):
+                continue
+            body = member.get("message")
+            blocks = body.get("content") if isinstance(body, dict) else None
+            if not isinstance(body, dict) or not isinstance(blocks, list | str):
+                continue  # read (and reported) as a line of its own
+            if isinstance(blocks, str):
+                blocks = [{"type": "text", "text": blocks}] if blocks else []
+            with at_line(number):
+                parts.extend(self._assistant_part(*_block(raw, number), number) for raw in blocks)
+                usage = _usage(body.get("usage"), number) or usage
+            model = body.get("model")
+            if self.out.model is None and isinstance(model, str) and model != _SYNTHETIC_MODEL:
+                self.out.model = model
+            envelopes.append(_envelope(member))
+            if number != line:
+                self.merged.add(number)
+                self.seen.add(str(member_uuid))
+        if not parts:
+            self._record(entry, "assistant", line)  # an interrupted response: no blocks
+            return
+        native = Native(api=CLAUDE_CODE, value={"entries": envelopes})
+        message_parts = counted(parts, self.encoding, uuid)
+        self._emit(
+            uuid,
+            Message(id=uuid, role="assistant", parts=message_parts, usage=usage, native=native),
+        )
 
     def _assistant_part(self, block: Json, kind: str, line: int) -> Part:
         """A block of an API response, kept as `append_anthropic` keeps it (thinking with its
@@ -233,7 +419,7 @@ class _ClaudeCode:
         except InvalidArgument as exc:
             raise ImportRefused(str(exc), line) from None
 
-    def _user(self, uuid: str, blocks: list[Any], line: int) -> None:
+    def _user(self, uuid: str, entry: Json, blocks: list[Any], line: int) -> None:
         """Tool results become a tool message; text and images (a result's images too, which a
         tool message cannot hold) a user message right after it."""
         results: list[Part] = []
@@ -245,12 +431,15 @@ class _ClaudeCode:
                 shown.extend(images)
             else:
                 shown.append(_other(block, kind, line))
+        native = Native(api=CLAUDE_CODE, value=_envelope(entry))
         if results:
-            self._emit(Message(id=uuid, role="tool", parts=counted(results, self.encoding, uuid)))
+            parts = counted(results, self.encoding, uuid)
+            self._emit(uuid, Message(id=uuid, role="tool", parts=parts, native=native))
         if shown:
             user_id = f"{uuid}.user" if results else uuid
             parts = counted(shown, self.encoding, user_id)
-            self._emit(Message(id=user_id, role="user", parts=parts))
+            envelope = None if results else native
+            self._emit(uuid, Message(id=user_id, role="user", parts=parts, native=envelope))
 
     def _result(self, block: Json, line: int) -> tuple[ToolResultPart, list[Part]]:
         call_id = string(block, "tool_use_id", "a tool_result block", line)
@@ -268,43 +457,174 @@ class _ClaudeCode:
         is_error = block.get("is_error") is True
         return ToolResultPart(call_id=call_id, name=name, output=output, is_error=is_error), images
 
-    def _compaction(self, uuid: str, blocks: list[Any], line: int) -> None:
-        """Every live message replaced by Claude Code's summary, which becomes the first."""
-        self._flush()
+    def _queued(self, entry: Json, line: int) -> None:
+        """A prompt typed while the agent worked, delivered as a `queued_command` attachment."""
+        uuid = string(entry, "uuid", "an attachment line", line)
+        text = _queued_prompt(entry) or ""
+        parts = counted([TextPart(text=text)], self.encoding, uuid)
+        native = Native(api=CLAUDE_CODE, value=entry)
+        self._emit(uuid, Message(id=uuid, role="user", parts=parts, native=native))
+        self.said.add(text)
+
+    def _queue(self, entry: Json, line: int) -> None:
+        """A queued prompt that reached the model with no line of its own (taken off the queue,
+        or absorbed into the running turn) becomes the user message it was."""
+        operation, content = entry.get("operation"), entry.get("content")
+        if operation == "enqueue" and isinstance(content, str):
+            self.queue.append(content)
+            return
+        if operation == "popAll":
+            self.queue.clear()  # back in the input box: not sent
+            return
+        delivered = operation == "dequeue" or (
+            operation == "remove" and "absorbed" in str(entry.get("reason", ""))
+        )
+        if isinstance(content, str) and content in self.queue:
+            self.queue.remove(content)
+            text: str | None = content
+        else:
+            text = self.queue.popleft() if self.queue else None
+        if not delivered or text is None or not text.strip() or text in self.said:
+            return
+        key = f"queued:{line}"
+        parts = counted([TextPart(text=text)], self.encoding, key)
+        native = Native(api=CLAUDE_CODE, value={"queued": entry})
+        self._emit(key, Message(id=key, role="user", parts=parts, native=native))
+        self.said.add(text)
+
+    def _rewind_to(self, uuid: str, entry: Json, line: int) -> None:
+        """A prompt whose parent had a branch the model answered, earlier in the file: the
+        user went back. What that branch added leaves the live context (the log keeps it)."""
+        if _prompt_text(entry) is None:
+            return
+        parent = self.parents.get(uuid)
+        if parent is None:
+            return
+        abandoned: set[str] = set()
+        pending = [child for n, child in self.children.get(parent, []) if n < line]
+        while pending:
+            node = pending.pop()
+            if node not in abandoned:
+                abandoned.add(node)
+                pending.extend(c for n, c in self.children.get(node, []) if n < line)
+        if not any(self.answered.get(node, line) < line for node in abandoned):
+            return
+        gone = tuple(m for m in self.live if self.source.get(m) in abandoned)
+        if not gone:
+            return
+        anchor: str | None = parent
+        while anchor is not None and not any(self.source.get(m) == anchor for m in self.live):
+            anchor = self.parents.get(anchor)
+        after = next((m for m in self.live if self.source.get(m) == anchor), parent)
+        revert = MessagesReverted(after_message_id=after, reverted_message_ids=gone)
+        self.out.add(f"rewind:{uuid}", revert, self.now)
+        for message_id in gone:
+            self.live.pop(message_id)
+
+    def _compaction(self, uuid: str, entry: Json, blocks: list[Any], line: int) -> None:
+        """The live messages replaced by Claude Code's summary, which becomes the first; the
+        boundary's preserved segment stays after it."""
         text = "\n".join(_text(_block(raw, line)[0], line).text for raw in blocks)
         parts = counted([TextPart(text=text)], self.encoding, uuid)
-        summary = Message(id=uuid, role="user", parts=parts)
+        native = Native(api=CLAUDE_CODE, value=_envelope(entry))
+        summary = Message(id=uuid, role="user", parts=parts, native=native)
+        metadata = (self.boundary or {}).get("compactMetadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        kept = self._preserved(metadata)
+        replaced = tuple(m for m in self.live if m not in kept)
+        first_kept = next((m for m in self.live if m in kept), uuid)
+        before = sum(self.live.values())
         compaction = ContextCompacted(
             summary=summary,
-            first_kept_message_id=uuid,  # not live yet: the fold puts the summary at the end
-            replaced_message_ids=tuple(self.live),
-            tokens_before=sum(self.live.values()),
-            tokens_after=message_tokens(summary),
-            reason="manual" if self.manual else "before_llm_call",
+            first_kept_message_id=first_kept,
+            replaced_message_ids=replaced,
+            tokens_before=before,
+            tokens_after=before - sum(self.live[m] for m in replaced) + message_tokens(summary),
+            reason="manual" if metadata.get("trigger") == "manual" else "before_llm_call",
             summarizer="claude-code",
         )
-        self.payloads.append(compaction)
-        self.times.append(self.now)
-        self.live = {uuid: compaction.tokens_after}
-        self.manual = False
+        self.out.add(f"compaction:{uuid}", compaction, self.now)
+        self.live = {
+            uuid: message_tokens(summary),
+            **{m: self.live[m] for m in self.live if m in kept},
+        }
+        self.source[uuid] = uuid
+        self.seen.add(uuid)
+        self.boundary = None
 
-    def _emit(self, message: Message, time: datetime | None = None) -> None:
-        self._flush()
-        self.payloads.append(MessageAppended(message=message))
-        self.times.append(time or self.now)
+    def _preserved(self, metadata: Json) -> set[str]:
+        """The live messages a partial compaction kept: the segment from `headUuid` to
+        `tailUuid`, or the `preservedMessages` (uuids, or how many of the newest)."""
+        segment = metadata.get("preservedSegment")
+        by_source = {self.source.get(m): m for m in self.live}
+        if isinstance(segment, dict) and isinstance(segment.get("headUuid"), str):
+            order = list(self.live)
+            head = by_source.get(segment["headUuid"])
+            tail = by_source.get(segment.get("tailUuid")) if segment.get("tailUuid") else None
+            if head is not None:
+                end = order.index(tail) + 1 if tail in order else len(order)
+                return set(order[order.index(head) : end])
+        preserved = metadata.get("preservedMessages")
+        if isinstance(preserved, list):
+            return {by_source[u] for u in preserved if u in by_source}
+        if isinstance(preserved, int) and preserved > 0:
+            return set(list(self.live)[-preserved:])
+        return set()
+
+    def _emit(self, uuid: str, message: Message) -> None:
+        self.out.add(message.id, MessageAppended(message=message), self.now)
         self.live[message.id] = message_tokens(message)
+        self.source[message.id] = uuid
 
-    def _flush(self) -> None:
-        turn, self.turn = self.turn, None
-        if turn is not None:
-            message = Message(id=turn.uuid, role="assistant", parts=turn.parts, usage=turn.usage)
-            self._emit(message, turn.time)
+    def finish(self) -> None:
+        """Nothing is held back: a response is merged when its first block is read."""
 
-    def finish(self) -> ClaudeCodeImport:
-        self._flush()
-        if not self.payloads:
-            raise ImportRefused("the transcript holds no messages")
-        return ClaudeCodeImport(self.title, self.model, self.payloads, self.times)
+
+def _user_blocks(content: str | list[Any]) -> list[Any]:
+    """A user line's content as blocks; a bare string in the list is a text block (older
+    versions wrote them)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [{"type": "text", "text": b} if isinstance(b, str) else b for b in content]
+
+
+def _prompt_text(entry: Json) -> str | None:
+    """The text of a user line that is a prompt (not a tool result, not meta, not a summary)."""
+    if entry.get("type") != "user" or entry.get("isMeta") is True:
+        return None
+    if entry.get("isCompactSummary") is True:
+        return None
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list) or not content:
+        return None
+    if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return None
+    return "\n".join(
+        b if isinstance(b, str) else str(b.get("text", ""))
+        for b in content
+        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+    )
+
+
+def _queued_prompt(entry: Json) -> str | None:
+    attachment = entry.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+        return None
+    if attachment.get("commandMode", "prompt") != "prompt":
+        return None
+    prompt = attachment.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in prompt
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return None
 
 
 _EARLIEST_YEAR = 1000

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from store._importers._claude_code import claude_code_transcript
+from store._importers._claude_code import claude_code_transcript, looks_like_claude_code
 from store._importers._transcript import Transcript
 
 Reader = Callable[[str, str, str], list[Transcript]]
@@ -31,18 +31,10 @@ class Format:
     """The files of this format's sessions, under a folder (a glob, recursive)."""
 
 
-def _claude_code_first(value: Any) -> bool:
-    return isinstance(value, dict) and (
-        "sessionId" in value
-        or "parentUuid" in value
-        or value.get("type") in ("summary", "file-history-snapshot", "queue-operation")
-    )
-
-
 FORMATS: dict[str, Format] = {
     "claude-code": Format(
         "claude-code",
-        _claude_code_first,
+        looks_like_claude_code,
         lambda text, encoding, name: [claude_code_transcript(text, encoding, name)],
     ),
 }

@@ -19,7 +19,7 @@ from datetime import datetime
 from events import Payload
 
 _NAMESPACE = uuid.UUID("6f0b8a4e-5f3c-4b7e-9a51-2f1c1e0d9c3b")
-_READABLE_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")
+_READABLE_ID = re.compile(r"[A-Za-z0-9._:/-]{1,120}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,12 @@ def test_a_folder_imports_every_transcript_once(store: SessionStore, tmp_path: P
     root = projects(tmp_path)
     seen: list[tuple[int, int]] = []
     result = store.import_session(root, progress=lambda done, total, _: seen.append((done, total)))
-    assert sorted(result.created) == [
+    second = "claude-code-5b1d9e20-0000-4000-8000-000000000002"
+    assert sorted(result.created) == [  # each with the subagent its sidechain lines ran
         f"claude-code-{SOURCE_ID}",
-        "claude-code-5b1d9e20-0000-4000-8000-000000000002",
+        f"claude-code-{SOURCE_ID}/agent-sidechain",
+        second,
+        f"{second}/agent-sidechain",
         "exported",
     ]
     stray = (str(root / "notes.jsonl"), None)
@@ -52,18 +55,18 @@ def test_a_folder_imports_every_transcript_once(store: SessionStore, tmp_path: P
 
     again = store.import_session(root)
     assert again.created == [] and again.events_written == 0
-    assert len(again.sessions) == 3
+    assert len(again.sessions) == 5
 
 
 def test_a_grown_transcript_adds_only_its_new_entries(store: SessionStore, tmp_path: Path) -> None:
     lines = FIXTURE.read_text().splitlines(keepends=True)
     path = tmp_path / "live.jsonl"
     path.write_text("".join(lines[:10]))
-    [first] = store.import_session(path).sessions
+    first = store.import_session(path).sessions[0]  # then its sidechain's session
     s = store.session(first.session_id)
     before = s.version
     path.write_text("".join(lines))
-    [grown] = store.import_session(path).sessions
+    grown = store.import_session(path).sessions[0]
     assert (grown.created, grown.session_id) == (False, first.session_id)
     assert grown.events_written > 0
     s.refresh()
@@ -96,13 +99,13 @@ def test_the_command_imports_a_folder_and_reports_what_it_skipped(
     cli = Cli(f"sqlite:///{tmp_path / 'cli.db'}", capsys)
     run = cli("import", str(root))
     assert run.code == 0, run.err
-    assert run.out.count("imported ") == 3
+    assert run.out.count("imported ") == 5
     assert run.err.splitlines() == [
         f"skipped {root / 'notes.jsonl'}: notes.jsonl is in none of the formats sessionstore "
         "imports",
-        "3 sessions (3 new), 28 events written, 1 skipped",
+        "5 sessions (5 new), 46 events written, 1 skipped",
     ]
     again = cli("import", str(root), "--json")
     report = json.loads(again.out)
     assert report["events_written"] == 0
-    assert [s["created"] for s in report["sessions"]] == [False, False, False]
+    assert [s["created"] for s in report["sessions"]] == [False] * 5

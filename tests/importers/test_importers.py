@@ -17,11 +17,13 @@ from events import (
     FilePart,
     Message,
     MessageAppended,
+    MessagesReverted,
     Native,
     NativePart,
     Part,
     Payload,
     ReasoningPart,
+    RecordAppended,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -44,6 +46,7 @@ def uuid(n: int) -> str:
 
 
 USER, ASSISTANT, READ, BASH, EDIT, EDITED = uuid(1), uuid(2), uuid(6), uuid(7), uuid(9), uuid(10)
+CAVEAT = uuid(11)
 SUMMARY, SUITE, SUITE_CALL, SUITE_RESULT, DONE = uuid(13), uuid(14), uuid(15), uuid(16), uuid(17)
 PNG = (  # a 1x1 PNG
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
@@ -78,6 +81,25 @@ def messages(payloads: Sequence[Payload]) -> list[Message]:
     return [p.message for p in payloads if isinstance(p, MessageAppended)]
 
 
+def talk(payloads: Sequence[Payload]) -> list[Payload]:
+    """The payloads that are the conversation: messages and compactions, not the records that
+    keep every other line."""
+    return [p for p in payloads if isinstance(p, MessageAppended | ContextCompacted)]
+
+
+def bare(message: Message) -> Message:
+    """A message without the Claude Code entry it was read from (tested on its own)."""
+    return message.model_copy(update={"native": None})
+
+
+def entry_of(number: int) -> dict[str, Any]:
+    """Line `number` (1-based) of the fixture, without its message's content: what a message
+    read from it keeps as its native."""
+    entry = json.loads(FIXTURE.read_text(encoding="utf-8").splitlines()[number - 1])
+    entry["message"] = {k: v for k, v in entry["message"].items() if k != "content"}
+    return dict(entry)
+
+
 def message_of(payload: Payload) -> Message:
     """The message a payload appends: a `MessageAppended`'s, or a compaction's summary."""
     assert isinstance(payload, MessageAppended | ContextCompacted)
@@ -109,7 +131,9 @@ def test_the_last_summary_line_is_the_title_and_the_first_model_the_model(
 def test_the_main_conversation_becomes_messages_and_one_compaction(
     imported: ClaudeCodeImport,
 ) -> None:
-    shape = [(type(p).__name__, message_of(p).role, message_of(p).id) for p in imported.payloads]
+    shape = [
+        (type(p).__name__, message_of(p).role, message_of(p).id) for p in talk(imported.payloads)
+    ]
     assert shape == [
         ("MessageAppended", "user", USER),
         ("MessageAppended", "assistant", ASSISTANT),
@@ -117,6 +141,7 @@ def test_the_main_conversation_becomes_messages_and_one_compaction(
         ("MessageAppended", "tool", BASH),
         ("MessageAppended", "assistant", EDIT),
         ("MessageAppended", "tool", EDITED),
+        ("MessageAppended", "user", CAVEAT),  # a meta line: the model was shown it
         ("ContextCompacted", "user", SUMMARY),
         ("MessageAppended", "user", SUITE),
         ("MessageAppended", "assistant", SUITE_CALL),
@@ -252,24 +277,25 @@ def test_a_user_request_keeps_its_image(imported: ClaudeCodeImport) -> None:
 
 def test_every_part_carries_its_tiktoken_count(imported: ClaudeCodeImport) -> None:
     parts = [p for m in messages(imported.payloads) for p in m.parts]
-    assert len(parts) == 14
+    assert len(parts) == 15
     assert [p.tokens for p in parts] == [expected_tokens(p) for p in parts]
     assert all(p.tokens is not None and p.tokens > 0 for p in parts)
 
 
 def test_the_compaction_replaces_everything_before_it(imported: ClaudeCodeImport) -> None:
-    before = messages(imported.payloads)[:6]
+    before = messages(imported.payloads)[:7]
     text = FIXTURE.read_text(encoding="utf-8").splitlines()[15]
     summary_text = json.loads(text)["message"]["content"]
     summary = Message(
         id=SUMMARY,
         role="user",
         parts=(TextPart(id=f"{SUMMARY}.0", text=summary_text, tokens=tokens(summary_text)),),
+        native=Native(api="claude-code", value=entry_of(16)),
     )
-    assert imported.payloads[6] == ContextCompacted(
+    assert talk(imported.payloads)[7] == ContextCompacted(
         summary=summary,
         first_kept_message_id=SUMMARY,
-        replaced_message_ids=(USER, ASSISTANT, READ, BASH, EDIT, EDITED),
+        replaced_message_ids=(USER, ASSISTANT, READ, BASH, EDIT, EDITED, CAVEAT),
         tokens_before=sum(message_tokens(m) for m in before),
         tokens_after=tokens(summary_text),
         reason="manual",
@@ -280,7 +306,8 @@ def test_the_compaction_replaces_everything_before_it(imported: ClaudeCodeImport
 def test_the_summary_is_the_first_live_message_after_the_compaction(
     imported: ClaudeCodeImport,
 ) -> None:
-    at_compaction = fold(imported.payloads[:7])
+    conversation = talk(imported.payloads)
+    at_compaction = fold(conversation[:8])
     assert [(m.id, m.summary) for m in at_compaction.messages] == [(SUMMARY, True)]
 
     context = fold(imported.payloads)
@@ -291,7 +318,7 @@ def test_the_summary_is_the_first_live_message_after_the_compaction(
         (SUITE_RESULT, "tool"),
         (DONE, "assistant"),
     ]
-    live = [message_of(p) for p in imported.payloads[6:]]
+    live = [message_of(p) for p in conversation[7:]]
     assert context.tokens == sum(message_tokens(m) for m in live)
 
 
@@ -337,7 +364,7 @@ def test_an_automatic_compaction_is_made_before_an_llm_call() -> None:
         ],
         ENCODING,
     )
-    first, second = result.payloads[1], result.payloads[3]
+    first, second = talk(result.payloads)[1], talk(result.payloads)[3]
     assert isinstance(first, ContextCompacted) and isinstance(second, ContextCompacted)
     assert (first.reason, first.replaced_message_ids) == ("before_llm_call", ("u1",))
     assert second.replaced_message_ids == ("s1", "u2")  # the earlier summary too
@@ -346,13 +373,16 @@ def test_an_automatic_compaction_is_made_before_an_llm_call() -> None:
     assert (result.title, result.model) == (None, None)
 
 
-def test_only_consecutive_lines_of_one_response_merge() -> None:
+def test_every_line_of_one_response_merges_even_around_a_result() -> None:
+    """Claude Code writes a result as soon as its tool ran, before the response's next block:
+    the response is still one message, before its results."""
     result = claude_code_events(
         [
             line("user", "u1", "run it"),
             assistant("a1", "msg_1", tool_use("t1", command="ls"), output_tokens=5),
             line("user", "r1", [tool_result("t1")]),
             assistant("a2", "msg_1", tool_use("t2", command="pwd"), output_tokens=9),
+            line("user", "r2", [tool_result("t2")]),
             assistant("a3", "msg_2", {"type": "text", "text": "done"}),
         ],
         ENCODING,
@@ -360,12 +390,17 @@ def test_only_consecutive_lines_of_one_response_merge() -> None:
     shape = [(m.id, m.role, len(m.parts)) for m in messages(result.payloads)]
     assert shape == [
         ("u1", "user", 1),
-        ("a1", "assistant", 1),
+        ("a1", "assistant", 2),
         ("r1", "tool", 1),
-        ("a2", "assistant", 1),
+        ("r2", "tool", 1),
         ("a3", "assistant", 1),
     ]
-    assert messages(result.payloads)[3].usage == Usage(output=9)
+    merged = messages(result.payloads)[1]
+    assert merged.usage == Usage(output=9)  # the response's last line has its usage
+    assert merged.native is not None
+    assert [e["uuid"] for e in merged.native.value["entries"]] == ["a1", "a2"]  # type: ignore[index,call-overload,union-attr]
+    rendered = fold(result.payloads).to_anthropic()["messages"]
+    validate_messages(rendered)
 
 
 def test_a_user_line_with_results_and_text_gives_a_tool_then_a_user_message() -> None:
@@ -398,7 +433,7 @@ def test_a_user_line_with_results_and_text_gives_a_tool_then_a_user_message() ->
     assert [(p.id, p.type) for p in user.parts] == [("r1.user.0", "file"), ("r1.user.1", "text")]
 
 
-def test_sidechain_meta_duplicate_and_other_lines_are_skipped() -> None:
+def test_meta_and_other_lines_are_kept_and_duplicates_read_once() -> None:
     result = claude_code_events(
         [
             line("user", "u1", "hi"),
@@ -412,7 +447,12 @@ def test_sidechain_meta_duplicate_and_other_lines_are_skipped() -> None:
         ],
         ENCODING,
     )
-    assert [m.id for m in messages(result.payloads)] == ["u1", "a1"]
+    assert [m.id for m in messages(result.payloads)] == ["u1", "m1", "a1"]
+    meta = messages(result.payloads)[1]
+    assert meta.native is not None and meta.native.value["isMeta"] is True  # type: ignore[index,call-overload]
+    records = [p.record for p in result.payloads if isinstance(p, RecordAppended)]
+    assert [(r.id, r.kind) for r in records] == [("p1", "progress"), ("e1", "system:api_error")]
+    assert records[0].parts[0].native.value == {"type": "progress", "uuid": "p1"}
 
 
 def test_claude_code_keeps_what_it_does_not_model_rather_than_refuse() -> None:
@@ -461,12 +501,12 @@ def refused_claude(lines: list[str]) -> ImportRefused:
     ("lines", "reason", "at"),
     [
         pytest.param(
-            [line("user", "u1", "hi"), "{oops"],
+            [line("user", "u1", "hi"), "{oops", line("user", "u2", "hi")],
             "not JSON: Expecting property name enclosed in double quotes (column 2)",
             2,
             id="not-json",
         ),
-        pytest.param(["[1, 2]"], "not a JSON object", 1, id="not-an-object"),
+        pytest.param(["[1, 2]"], "a JSON list, not an entry", 1, id="not-an-object"),
         pytest.param(
             [json.dumps({"type": "user", "uuid": "u1"})],
             "a user line has no message content",
@@ -785,4 +825,8 @@ def test_claude_code_follows_the_branch_the_session_ended_on() -> None:
         ],
         ENCODING,
     )
-    assert [m.id for m in messages(result.payloads)] == ["u1", "a1", "u2b", "a2b"]
+    # the abandoned branch happened: it is in the log, and a revert takes it out of the context
+    assert [m.id for m in messages(result.payloads)] == ["u1", "a1", "u2", "a2", "u2b", "a2b"]
+    revert = [p for p in result.payloads if isinstance(p, MessagesReverted)]
+    assert revert == [MessagesReverted(after_message_id="a1", reverted_message_ids=("u2", "a2"))]
+    assert [m.id for m in fold(result.payloads).messages] == ["u1", "a1", "u2b", "a2b"]
