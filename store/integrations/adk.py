@@ -19,9 +19,10 @@ Every appended `Event` is kept verbatim (its JSON, as ADK's `DatabaseSessionServ
 and `get_session` gives back `Event`s equal to those appended, read from the log in order, not
 from the live context (a pruned or compacted context does not change what ADK reads back):
 - an event with content is a message: user text is a user message; model text, thoughts (with
-  their signatures, in the event) and function calls an assistant message with tool calls;
-  function responses a tool message whose results are tool results, so truncation, pruning
-  and restore apply to them (the event is kept without the responses, which the results hold);
+  their signatures) and function calls an assistant message with tool calls. Each ADK part is
+  its part's `native` (a body: purged and redactable), the rest of the event the message's;
+- function responses are one tool message whose results are tool results, so truncation,
+  pruning and restore apply to them (the event is kept without the responses they hold);
 - an event without content (state only, a transfer, an escalation) is a record: in the log,
   never in the context. So is an event the context cannot take (a response to no pending call).
 

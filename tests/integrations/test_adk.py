@@ -403,3 +403,13 @@ def test_parallel_function_responses_are_one_tool_message_and_come_back_equal(ur
             assert got is not None and got.events == [model, answered, orphan]
 
     asyncio.run(steps())
+
+
+def test_without_adk_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "google.adk.agents.callback_context", None)
+    monkeypatch.delitem(sys.modules, "store.integrations.adk")
+    with pytest.raises(ImportError, match=r"pip install 'sessionstore\[adk\]'"):
+        importlib.import_module("store.integrations.adk")
