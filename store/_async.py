@@ -37,6 +37,7 @@ from events import (
     Record,
     RecordedEvent,
     SessionStarted,
+    ToolResultPart,
     Usage,
 )
 from projections import Context, TimelineRow
@@ -145,8 +146,21 @@ class AsyncSession:
         call = functools.partial(self.sync.append_tool_result, is_error=is_error, name=name)
         return await self._run(lambda: call(call_id, output))
 
-    async def append_message(self, message: Message) -> Message:
-        return await self._run(lambda: self.sync.append_message(message))
+    async def tool_result_part(
+        self,
+        call_id: str,
+        output: str | Sequence[ResultBlock | Mapping[str, Any]],
+        *,
+        is_error: bool = False,
+        name: str | None = None,
+    ) -> ToolResultPart:
+        call = functools.partial(self.sync.tool_result_part, is_error=is_error, name=name)
+        return await self._run(lambda: call(call_id, output))
+
+    async def append_message(
+        self, message: Message, *, state: Mapping[str, Any] | None = None
+    ) -> Message:
+        return await self._run(lambda: self.sync.append_message(message, state=state))
 
     async def append_anthropic(self, message: object) -> Message:
         return await self._run(lambda: self.sync.append_anthropic(message))
@@ -178,8 +192,10 @@ class AsyncSession:
     async def configure(self, /, **changes: Any) -> RecordedEvent:
         return await self._run(lambda: self.sync.configure(**changes))
 
-    async def append_record(self, kind: str, *natives: Native) -> Record:
-        return await self._run(lambda: self.sync.append_record(kind, *natives))
+    async def append_record(
+        self, kind: str, *natives: Native, state: Mapping[str, Any] | None = None
+    ) -> Record:
+        return await self._run(lambda: self.sync.append_record(kind, *natives, state=state))
 
     async def pop(self) -> Message | None:
         return await self._run(self.sync.pop)

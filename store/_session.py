@@ -254,9 +254,24 @@ class Session:
         pruning act on; a truncated or pruned result shows only that text. `native` is kept as
         the message's envelope: what a framework recorded the result as (see
         `store.integrations`)."""
-        check.text("call_id", call_id)
         if native is not None and not isinstance(native, Native):
             raise InvalidArgument(f"native must be a Native or None, got {described(native)}")
+        part = self.tool_result_part(call_id, output, is_error=is_error, name=name)
+        return self.append_message(Message(role="tool", parts=(part,), native=native))
+
+    @_serialized
+    def tool_result_part(
+        self,
+        call_id: str,
+        output: str | Sequence[ResultBlock | Mapping[str, Any]],
+        *,
+        is_error: bool = False,
+        name: str | None = None,
+    ) -> ToolResultPart:
+        """The part `append_tool_result` records, truncated by the session's limits for the
+        tool, without appending it: for a framework whose one message answers several calls
+        (an ADK event with parallel function responses), appended with `append_message`."""
+        check.text("call_id", call_id)
         text, blocks = result_content(output)
         check.flag("is_error", is_error)
         check.optional_text("name", name)
@@ -277,7 +292,7 @@ class Session:
             raise InvalidEvent(
                 f"output: text is not valid UTF-8 (lone surrogate at offset {exc.start})"
             ) from None
-        part = ToolResultPart(
+        return ToolResultPart(
             id=part_id,
             call_id=call_id,
             name=tool,
@@ -286,20 +301,25 @@ class Session:
             truncation=cut,
             blocks=blocks,
         )
-        return self.append_message(Message(role="tool", parts=(part,), native=native))
 
     @_serialized
-    def append_message(self, message: Message) -> Message:
-        """Append any message; parts without a token count are counted now."""
+    def append_message(
+        self, message: Message, *, state: Mapping[str, Any] | None = None
+    ) -> Message:
+        """Append any message; parts without a token count are counted now. `state` sets keys
+        of the session's state in the same transaction (a framework's event that says
+        something and changes state, as an ADK event with a `state_delta`), as
+        `update_state` would."""
         if not isinstance(message, Message):
             raise InvalidArgument(f"message must be a Message, got {described(message)}")
+        changes = self._state_changes(state)
         self._check_message(message)
         self._check_size(message)
         encoding = self.header.encoding
         counted = message.model_copy(
             update={"parts": tuple(with_tokens(part, encoding) for part in message.parts)}
         )
-        self.append_events([MessageAppended(message=counted)])
+        self.append_events([MessageAppended(message=counted), *changes])
         return counted
 
     # appending what a provider's SDK returned, verbatim
@@ -438,12 +458,17 @@ class Session:
             return None
         return self.append_events([MessageUnpinned(message_id=message_id)])[0]
 
-    def append_record(self, kind: str, *natives: Native) -> Record:
+    @_serialized
+    def append_record(
+        self, kind: str, *natives: Native, state: Mapping[str, Any] | None = None
+    ) -> Record:
         """Keep a framework's or a source's entry that is not a message (a Claude Code
         `file-history-snapshot` line, an ADK event that only changes state), verbatim: one
         `RecordAppended` event whose record holds each `native` as a part. It is in the log,
         exports and audits (`SessionStore.read`), never in the context; its content is stored
-        and redactable like a message's."""
+        and redactable like a message's. `state` sets keys of the session's state in the same
+        transaction, as in `append_message`."""
+        changes = self._state_changes(state)
         for native in natives:
             if not isinstance(native, Native):
                 raise InvalidArgument(f"a record holds Native values, got {described(native)}")
@@ -452,7 +477,7 @@ class Session:
             record = Record(kind=kind, parts=tuple(NativePart(native=n) for n in natives))
         except ValidationError as exc:
             raise InvalidArgument(f"not a valid record: {describe_validation_error(exc)}") from None
-        self.append_events([RecordAppended(record=record)])
+        self.append_events([RecordAppended(record=record), *changes])
         return record
 
     # lifecycle: what agent frameworks' sessions do besides appending
@@ -491,12 +516,19 @@ class Session:
         removed; values must be JSON (`InvalidArgument` otherwise, and nothing is written)."""
         delta = state_delta(values, remove)
         self._catch_up()
+        changes = self._state_changes(delta.values, delta.removed)
+        return self.append_events(changes)[0] if changes else None
+
+    def _state_changes(
+        self, values: Mapping[str, Any] | None, remove: Iterable[str] = ()
+    ) -> list[StateChanged]:
+        """The `StateChanged` that sets `values` and removes `remove`, or none when that
+        changes nothing in the state as this handle sees it (checked: `InvalidArgument`)."""
+        delta = state_delta(values, remove)
         current = self._fold.state
         changed = {k: v for k, v in delta.values.items() if k not in current or current[k] != v}
         gone = tuple(key for key in delta.removed if key in current)
-        if not changed and not gone:
-            return None
-        return self.append_events([StateChanged(values=changed, removed=gone)])[0]
+        return [StateChanged(values=changed, removed=gone)] if changed or gone else []
 
     @_serialized
     def state(self, at: int | datetime | None = None) -> dict[str, JsonValue]:

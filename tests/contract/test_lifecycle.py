@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from events import MessagePopped, SessionCleared, StateChanged
-from store import InvalidArgument, Session, SessionStore, ToolCall
+from events import Message, MessagePopped, Native, SessionCleared, StateChanged, TextPart
+from store import InvalidArgument, NotInContext, Session, SessionStore, ToolCall
 
 
 def started(store: SessionStore) -> Session:
@@ -214,3 +214,56 @@ def test_bad_metadata_is_refused_and_nothing_is_written(
         with pytest.raises(InvalidArgument, match=message):
             store.create_session(model="m", **changes)  # type: ignore[arg-type]
     assert listed(store) == ["bad-meta"]
+
+
+def test_a_message_or_a_record_and_its_state_change_are_one_transaction(
+    store: SessionStore,
+) -> None:
+    s = started(store)
+    s.update_state({"city": "Paris", "unit": "C"})
+    head = s.version
+    s.append_message(
+        Message(role="assistant", parts=(TextPart(text="12 degrees"),)),
+        state={"city": "Paris", "last": 12},  # the city is unchanged: left out of the event
+    )
+    s.append_record("adk.event", Native(api="adk", value={"escalate": True}), state={"done": True})
+    s.append_message(Message(role="user", parts=(TextPart(text="thanks"),)), state={"done": True})
+    kinds = [(e.seq, e.type) for e in store.read(s.id, head + 1)]
+    assert kinds == [
+        (head + 1, "MessageAppended"),
+        (head + 2, "StateChanged"),
+        (head + 3, "RecordAppended"),
+        (head + 4, "StateChanged"),
+        (head + 5, "MessageAppended"),
+    ]
+    changes = [e.payload for e in store.read(s.id, head + 1) if isinstance(e.payload, StateChanged)]
+    assert [c.values for c in changes] == [{"last": 12}, {"done": True}]
+    assert s.state() == {"city": "Paris", "unit": "C", "last": 12, "done": True}
+    # a transaction: both events share one commit time, and a bad state writes neither
+    with pytest.raises(InvalidArgument):
+        s.append_message(Message(role="user", parts=(TextPart(text="x"),)), state={"k": {1, 2}})
+    with pytest.raises(InvalidArgument):
+        s.append_record("adk.event", Native(api="adk", value={}), state={"": 1})
+    assert store.version(s.id) == head + 5
+
+
+def test_tool_result_part_is_the_part_append_tool_result_records_without_appending_it(
+    store: SessionStore,
+) -> None:
+    s = store.create_session(model="gpt-4o", context_window=128_000)
+    s.append_user("read both")
+    calls = [ToolCall(id="a", name="read", input={}), ToolCall(id="b", name="grep", input={})]
+    s.append_assistant("", tool_calls=calls)
+    head = s.version
+    big = "".join(f"line {n}\n" for n in range(5_000))
+    first = s.tool_result_part("a", big)
+    second = s.tool_result_part("b", "one match", is_error=True)
+    assert store.version(s.id) == head  # nothing appended yet
+    assert first.name == "read" and first.output == big and first.truncation is not None
+    assert second.name == "grep" and second.is_error and second.truncation is None
+    s.append_message(Message(role="tool", parts=(first, second)))
+    [message] = s.context().messages[-1:]
+    assert [p.call_id for p in message.parts] == ["a", "b"]  # type: ignore[union-attr]
+    assert message.parts[0].output == first.shown  # type: ignore[union-attr]
+    with pytest.raises(NotInContext):
+        s.tool_result_part("a", "again")  # answered: no longer pending

@@ -1,0 +1,686 @@
+"""sessionstore as Google ADK's session service: `SessionStoreService(store)`.
+
+```python
+from google.adk.agents import LlmAgent
+from google.adk.runners import Runner
+from store.integrations.adk import SessionStoreService, context_callback
+
+service = SessionStoreService(store, context_window=1_000_000)
+agent = LlmAgent(name="helper", model=model, before_model_callback=context_callback(service))
+runner = Runner(app_name="weather", agent=agent, session_service=service)
+```
+
+One ADK session is one sessionstore session, whose id is derived from (app name, user id, ADK
+session id) (ADK ids are unique per app and user only); its title holds the three as JSON, its
+metadata `app` and `user` (a name that is not a label, over 128 characters say, is listed by
+its hash), so `list_sessions` is one SQL-filtered `SessionStore.sessions` query.
+
+Every appended `Event` is kept verbatim (its JSON, as ADK's `DatabaseSessionService` stores it)
+and `get_session` gives back `Event`s equal to those appended, read from the log in order, not
+from the live context (a pruned or compacted context does not change what ADK reads back):
+- an event with content is a message: user text is a user message; model text, thoughts (with
+  their signatures) and function calls an assistant message with tool calls. Each ADK part is
+  its part's `native` (a body: purged and redactable), the rest of the event the message's;
+- function responses are one tool message whose results are tool results, so truncation,
+  pruning and restore apply to them (the event is kept without the responses they hold);
+- an event without content (state only, a transfer, an escalation) is a record: in the log,
+  never in the context. So is an event the context cannot take (a response to no pending call).
+
+State follows `DatabaseSessionService`: `temp:` keys are never stored; session keys are the
+session's state, set by a `StateChanged` in the same transaction as the event; `user:` keys
+live in one sessionstore session per (app, user), `app:` keys in one per app, merged with the
+prefixes into every session read. A delta is written to the session first (where the stale
+check is), then to the user's, then to the app's: three transactions, not one.
+
+ADK builds each model request from the session's events itself; `context_callback(service)`,
+an `LlmAgent(before_model_callback=...)`, shows the model each function response as the
+session's live context does: truncated, or its prune placeholder (pruning when the context
+overflows `context_window`). Compaction is ADK's own (`EventsCompactionConfig`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import json
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+try:
+    from google.adk.agents.callback_context import CallbackContext
+    from google.adk.errors import StaleSessionError
+    from google.adk.errors.already_exists_error import AlreadyExistsError
+    from google.adk.errors.session_not_found_error import SessionNotFoundError
+    from google.adk.events.event import Event
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.platform import uuid as platform_uuid
+    from google.adk.sessions import Session as AdkSession
+    from google.adk.sessions.base_session_service import (
+        BaseSessionService,
+        GetSessionConfig,
+        ListSessionsResponse,
+    )
+    from google.adk.sessions.state import State
+    from google.genai import types
+    from pydantic_core import to_jsonable_python
+except ImportError as exc:  # the framework is an extra
+    raise ImportError(
+        "store.integrations.adk needs Google ADK: pip install 'sessionstore[adk]'"
+    ) from exc
+
+from events import (
+    InvalidArgument,
+    InvalidEvent,
+    Message,
+    MessageAppended,
+    Native,
+    NativePart,
+    Part,
+    ReasoningPart,
+    RecordAppended,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from projections import LiveToolResult
+from store._arguments import LABEL_LENGTH
+from store._async import AsyncSessionStore
+from store._errors import (
+    ConcurrencyError,
+    NotInContext,
+    PayloadTooLarge,
+    SessionExists,
+    UnknownSession,
+)
+from store._session import Session
+from store._store import SessionStore
+
+ADK = "adk"
+"""`Native.api` of what ADK handed us."""
+SESSION_TAG = "adk.session"
+DELETED_TAG = "adk.deleted"
+USER_STATE_TAG = "adk.user-state"
+APP_STATE_TAG = "adk.app-state"
+EVENT_RECORD = "adk.event"
+CREATED_RECORD = "adk.session"
+"""Opens each life of an ADK session (a deleted one can be created again): `get_session` reads
+the events after the last one."""
+RESULT_MARK = "sessionstore:result"
+"""In a stored event, a function response `{"result": <the tool result's output>}`."""
+JSON_MARK = "sessionstore:json"
+"""In a stored event, a function response that is the tool result's output parsed as JSON."""
+_SEEN_BY_ADK = frozenset(
+    {"MessageAppended", "RecordAppended", "StateChanged", "MetadataChanged", "ContentRedacted"}
+)
+"""Events that change what `get_session` returns; the others (pruning, restores) do not make
+an ADK session object stale."""
+_RETRIES = 5
+
+
+class Scoped(NamedTuple):
+    """A state (delta) split as ADK stores it: `app:` and `user:` keys without their prefix."""
+
+    app: dict[str, Any]
+    user: dict[str, Any]
+    session: dict[str, Any]
+
+
+def scoped(state: Mapping[str, Any]) -> Scoped:
+    """`state` as JSON (as `DatabaseSessionService` stores it), by scope, without `temp:`."""
+    values = to_jsonable_python(dict(state), fallback=str, inf_nan_mode="null")
+    split = Scoped({}, {}, {})
+    for key, value in values.items():
+        if key.startswith(State.APP_PREFIX):
+            split.app[key.removeprefix(State.APP_PREFIX)] = value
+        elif key.startswith(State.USER_PREFIX):
+            split.user[key.removeprefix(State.USER_PREFIX)] = value
+        elif not key.startswith(State.TEMP_PREFIX):
+            split.session[key] = value
+    return split
+
+
+def merged(app: Mapping[str, Any], user: Mapping[str, Any], session: Mapping[str, Any]) -> Any:
+    """The state ADK sees: the session's, then the app's and the user's with their prefixes."""
+    state = copy.deepcopy(dict(session))
+    state.update({State.APP_PREFIX + key: value for key, value in app.items()})
+    state.update({State.USER_PREFIX + key: value for key, value in user.items()})
+    return state
+
+
+def _digest(*names: str) -> str:
+    return hashlib.sha256(json.dumps(list(names), ensure_ascii=False).encode()).hexdigest()
+
+
+def session_id_of(app_name: str, user_id: str, session_id: str) -> str:
+    """The sessionstore id of an ADK session: the same whatever the names hold."""
+    return f"adk-{_digest(app_name, user_id, session_id)[:40]}"
+
+
+def label(name: str) -> str:
+    """An app or user name as sessionstore lists it: itself, or its hash when it is not a
+    label (empty, over 128 characters, unprintable)."""
+    if 0 < len(name) <= LABEL_LENGTH and name.isprintable():
+        return name
+    return f"sha256:{_digest(name)}"
+
+
+class SessionStoreService(BaseSessionService):
+    """ADK's `BaseSessionService` over a `SessionStore` (or an `AsyncSessionStore`). `create`
+    are keyword arguments of `SessionStore.create_session` for each new session (`model`,
+    `context_window`, `compression`)."""
+
+    def __init__(self, store: SessionStore | AsyncSessionStore, **create: Any) -> None:
+        self._store = store.sync if isinstance(store, AsyncSessionStore) else store
+        self._create = create
+        self._handles: dict[str, Session] = {}
+        self._locks: dict[str, threading.RLock] = {}
+        self._guard = threading.Lock()
+
+    def session(self, app_name: str, user_id: str, session_id: str) -> Session:
+        """The sessionstore session of an ADK session (`UnknownSession` if there is none)."""
+        return self._handle(session_id_of(app_name, user_id, session_id))
+
+    # BaseSessionService
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> AdkSession:
+        return await asyncio.to_thread(self._create_session, app_name, user_id, state, session_id)
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> AdkSession | None:
+        return await asyncio.to_thread(self._get_session, app_name, user_id, session_id, config)
+
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
+        return await asyncio.to_thread(self._list_sessions, app_name, user_id)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        await asyncio.to_thread(self._delete_session, app_name, user_id, session_id)
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self._state_of, _user_state_id(app_name, user_id))
+
+    async def append_event(self, session: AdkSession, event: Event) -> Event:
+        if event.partial:
+            return event
+        self._apply_temp_state(session, event)
+        event = self._trim_temp_delta_state(event)
+        await asyncio.to_thread(self._append_event, session, event)
+        return self._commit_event_to_session(session, event)
+
+    # the work, in a worker thread
+
+    def _create_session(
+        self, app_name: str, user_id: str, state: dict[str, Any] | None, session_id: str | None
+    ) -> AdkSession:
+        _check_names(app_name, user_id, session_id)
+        adk_id = session_id if session_id is not None else platform_uuid.new_uuid()
+        deltas = scoped(state or {})
+        ours = session_id_of(app_name, user_id, adk_id)
+        with self._lock(ours):
+            try:
+                handle = self._store.create_session(
+                    session_id=ours,
+                    title=json.dumps([app_name, user_id, adk_id], ensure_ascii=False),
+                    app=label(app_name),
+                    user=label(user_id),
+                    tags=(SESSION_TAG,),
+                    **self._create,
+                )
+                self._handles[ours] = handle
+            except SessionExists:
+                handle = self._fresh(ours)
+                if DELETED_TAG not in handle.header.tags:
+                    raise AlreadyExistsError(f"Session with id {adk_id} already exists.") from None
+                handle.update_state(remove=[k for k in handle.state() if k not in deltas.session])
+                handle.update_metadata(tags=[SESSION_TAG])  # created again after a delete
+            identity = {"app_name": app_name, "user_id": user_id, "id": adk_id}
+            handle.append_record(
+                CREATED_RECORD, Native(api=ADK, value=identity), state=deltas.session
+            )
+        self._update_scoped(app_name, user_id, deltas)
+        return self._adk_session(ours, app_name, user_id, adk_id, [], handle.version)
+
+    def _get_session(
+        self, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None
+    ) -> AdkSession | None:
+        _check_names(app_name, user_id, session_id)
+        ours = session_id_of(app_name, user_id, session_id)
+        try:
+            handle = self._fresh(ours)
+        except UnknownSession:
+            return None
+        if DELETED_TAG in handle.header.tags:
+            return None
+        events: list[Event] = []
+        seen = handle.version
+        if config is None or config.num_recent_events != 0:
+            events, seen = self._events(ours)
+        if config is not None and config.after_timestamp:
+            events = [event for event in events if event.timestamp >= config.after_timestamp]
+        if config is not None and config.num_recent_events is not None:
+            events = events[-config.num_recent_events :] if config.num_recent_events else []
+        return self._adk_session(ours, app_name, user_id, session_id, events, seen)
+
+    def _list_sessions(self, app_name: str, user_id: str | None) -> ListSessionsResponse:
+        _check_names(app_name, "" if user_id is None else user_id, None)
+        user = None if user_id is None else label(user_id)
+        infos = self._store.sessions(app=label(app_name), user=user, tag=SESSION_TAG)
+        app_state = self._state_of(_app_state_id(app_name))
+        user_states: dict[str, dict[str, Any]] = {}
+        sessions = []
+        for info in infos:
+            names = json.loads(info.title)
+            if names[0] != app_name or (user_id is not None and names[1] != user_id):
+                continue  # another name with the same hash: never in practice, checked anyway
+            owner, adk_id = names[1], names[2]
+            if owner not in user_states:
+                user_states[owner] = self._state_of(_user_state_id(app_name, owner))
+            state = merged(app_state, user_states[owner], self._store.session(info.id).state())
+            listed = AdkSession(
+                id=adk_id,
+                app_name=app_name,
+                user_id=owner,
+                state=state,
+                last_update_time=info.updated_at.timestamp(),
+            )
+            listed._storage_update_marker = str(info.version)
+            sessions.append(listed)
+        sessions.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
+        return ListSessionsResponse(sessions=sessions)
+
+    def _delete_session(self, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete for good what ADK can read: every body is purged (`SessionStore.purge`), the
+        state emptied, the session tagged deleted. Each step is a no-op once done, so a
+        delete that was interrupted finishes when called again."""
+        _check_names(app_name, user_id, session_id)
+        ours = session_id_of(app_name, user_id, session_id)
+        with self._lock(ours):
+            try:
+                handle = self._fresh(ours)
+            except UnknownSession:
+                return
+            handle.update_metadata(tags=[DELETED_TAG])
+            self._store.purge(ours, reason="ADK delete_session")
+            handle.refresh()
+            handle.update_state(remove=list(handle.state()))
+
+    def _append_event(self, session: AdkSession, event: Event) -> None:
+        ours = session_id_of(session.app_name, session.user_id, session.id)
+        deltas = scoped(event.actions.state_delta if event.actions else {})
+        with self._lock(ours):
+            try:
+                handle = self._fresh(ours)
+            except UnknownSession:
+                raise SessionNotFoundError(f"Session {session.id} not found.") from None
+            if DELETED_TAG in handle.header.tags:
+                raise SessionNotFoundError(f"Session {session.id} not found.")
+            for attempt in range(_RETRIES):
+                self._check_not_stale(handle, session)
+                try:
+                    self._write(handle, event, deltas.session)
+                    break
+                except ConcurrencyError:  # another process appended since: look again
+                    if attempt == _RETRIES - 1:
+                        raise
+                    handle.refresh()
+            session._storage_update_marker = str(handle.version)
+            session.last_update_time = self._store.session_info(ours).updated_at.timestamp()
+        self._update_scoped(session.app_name, session.user_id, deltas)
+
+    def _check_not_stale(self, handle: Session, session: AdkSession) -> None:
+        """`StaleSessionError` when the stored session changed since `session` was read, as
+        `DatabaseSessionService` decides it: by the revision marker when the session came
+        from this service, else by its last event."""
+        marker = session._storage_update_marker
+        if marker is not None and marker.isdigit():
+            newer = self._store.read(handle.id, int(marker) + 1)
+            if any(recorded.type in _SEEN_BY_ADK for recorded in newer):
+                raise StaleSessionError(_STALE)
+            return
+        stored_at = self._store.session_info(handle.id).updated_at.timestamp()
+        if stored_at > session.last_update_time:
+            stored, _ = self._events(handle.id)
+            last = stored[-1].id if stored else None
+            if last != (session.events[-1].id if session.events else None):
+                raise StaleSessionError(_STALE)
+
+    def _write(self, handle: Session, event: Event, state: dict[str, Any]) -> None:
+        """The event as a message (or, if the context cannot take it, a record) and the
+        session's part of its state delta, in one transaction."""
+        value = event.model_dump(mode="json", exclude_none=True)
+        message = message_of(handle, event, value)
+        if message is not None:
+            try:
+                handle.append_message(message, state=state)
+                return
+            except PayloadTooLarge:
+                raise
+            except (InvalidEvent, NotInContext):
+                pass  # a call id used already, say: kept as a record
+        handle.append_record(EVENT_RECORD, Native(api=ADK, value=value), state=state)
+
+    def _update_scoped(self, app_name: str, user_id: str, deltas: Scoped) -> None:
+        if deltas.user:
+            self._update_state(_user_state_id(app_name, user_id), deltas.user, app_name, user_id)
+        if deltas.app:
+            self._update_state(_app_state_id(app_name), deltas.app, app_name, None)
+
+    def _update_state(
+        self, ours: str, values: dict[str, Any], app_name: str, user_id: str | None
+    ) -> None:
+        """Set keys of an app's or a user's state session (created on first use); another
+        process's change in between is caught up with and the change tried again."""
+        with self._lock(ours):
+            try:
+                handle = self._fresh(ours)
+            except UnknownSession:
+                try:
+                    handle = self._store.create_session(
+                        session_id=ours,
+                        title=json.dumps([app_name, user_id], ensure_ascii=False),
+                        app=label(app_name),
+                        user=None if user_id is None else label(user_id),
+                        tags=(APP_STATE_TAG if user_id is None else USER_STATE_TAG,),
+                    )
+                except SessionExists:
+                    handle = self._store.session(ours)
+                self._handles[ours] = handle
+            for attempt in range(_RETRIES):
+                try:
+                    handle.update_state(values)
+                    return
+                except ConcurrencyError:
+                    if attempt == _RETRIES - 1:
+                        raise
+
+    # reading
+
+    def _events(self, ours: str) -> tuple[list[Event], int]:
+        """The ADK events of the session's current life, in the order they were appended, and
+        the last seq read."""
+        events: list[Event] = []
+        recorded = self._store.read(ours)
+        for item in recorded:
+            payload = item.payload
+            if isinstance(payload, RecordAppended):
+                native = payload.record.parts[0].native
+                if payload.record.kind == CREATED_RECORD:
+                    events = []
+                elif payload.record.kind == EVENT_RECORD and native.api == ADK:
+                    events.append(Event.model_validate(native.value))
+            elif isinstance(payload, MessageAppended):
+                envelope = payload.message.native
+                if envelope is not None and envelope.api == ADK:
+                    events.append(event_of(payload.message))
+        return events, recorded[-1].seq if recorded else 0
+
+    def _state_of(self, ours: str) -> dict[str, Any]:
+        try:
+            return self._fresh(ours).state()
+        except UnknownSession:
+            return {}
+
+    def _adk_session(
+        self,
+        ours: str,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        events: list[Event],
+        seen: int,
+    ) -> AdkSession:
+        state = merged(
+            self._state_of(_app_state_id(app_name)),
+            self._state_of(_user_state_id(app_name, user_id)),
+            self._state_of(ours),
+        )
+        session = AdkSession(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=state,
+            events=events,
+            last_update_time=self._store.session_info(ours).updated_at.timestamp(),
+        )
+        session._storage_update_marker = str(seen)
+        return session
+
+    def _fresh(self, ours: str) -> Session:
+        handle = self._handle(ours)
+        handle.refresh()
+        return handle
+
+    def _handle(self, ours: str) -> Session:
+        with self._guard:
+            handle = self._handles.get(ours)
+        if handle is None:
+            handle = self._store.session(ours)
+            with self._guard:
+                handle = self._handles.setdefault(ours, handle)
+        return handle
+
+    def _lock(self, ours: str) -> threading.RLock:
+        """One lock per stored session: appends to it from this process take turns, as
+        `DatabaseSessionService`'s per-session lock makes them."""
+        with self._guard:
+            return self._locks.setdefault(ours, threading.RLock())
+
+    # the model's view
+
+    def _shown_outputs(self, app_name: str, user_id: str, session_id: str) -> dict[str, str]:
+        """For each tool result the model is not shown in full (truncated or pruned), by call
+        id, what it is shown; pruning first when the context overflows its window."""
+        handle = self._fresh(session_id_of(app_name, user_id, session_id))
+        if handle.measure().overflowing:
+            handle.prune(reason="overflow at before_llm_call")
+        return {
+            part.call_id: part.output
+            for message in handle.context().messages
+            for part in message.parts
+            if isinstance(part, LiveToolResult) and part.status in ("truncated", "pruned")
+        }
+
+
+_STALE = (
+    "The session has been modified in storage since it was loaded. "
+    "Please reload the session before appending more events."
+)
+
+
+def _user_state_id(app_name: str, user_id: str) -> str:
+    return f"adk-user-{_digest(app_name, user_id)[:40]}"
+
+
+def _app_state_id(app_name: str) -> str:
+    return f"adk-app-{_digest(app_name)[:40]}"
+
+
+def _check_names(app_name: object, user_id: object, session_id: object) -> None:
+    for name, value in (("app_name", app_name), ("user_id", user_id)):
+        if not isinstance(value, str):
+            raise InvalidArgument(f"{name} must be a str, got {type(value).__name__}")
+    if session_id is not None and not isinstance(session_id, str):
+        raise InvalidArgument(f"session_id must be a str or None, got {type(session_id).__name__}")
+
+
+def message_of(handle: Session, event: Event, value: dict[str, Any]) -> Message | None:
+    """The message an event with content is, with the event (`value`, its JSON) as the
+    message's native; `None` when it has no content or answers a call that is not pending."""
+    content = event.content
+    if content is None or not content.parts:
+        return None
+    blocks: list[dict[str, Any]] = value["content"]["parts"]
+    if any(part.function_response is not None for part in content.parts):
+        return _results_message(handle, blocks, value)
+    role = "assistant" if content.role == "model" else "user"
+    parts: list[Part] = []
+    for part, block in zip(content.parts, blocks, strict=True):
+        native = Native(api=ADK, value=block)  # each block a body: purged and redactable
+        call = part.function_call
+        if call is not None and call.id and call.name and role == "assistant":
+            arguments = json.dumps(block["function_call"].get("args", {}), ensure_ascii=False)
+            parts.append(
+                ToolCallPart(call_id=call.id, name=call.name, arguments=arguments, native=native)
+            )
+        elif part.text is not None and part.thought and role == "assistant":
+            parts.append(ReasoningPart(text=part.text, native=native))
+        elif part.text is not None:
+            parts.append(TextPart(text=part.text, native=native))
+        else:  # inline data, code and its result, a call we cannot follow: as ADK gave it
+            parts.append(NativePart(native=native))
+    usage = _usage(event) if role == "assistant" else None
+    # the envelope is stored inline in the event: what was said is in the parts, not here
+    envelope = {**value, "content": {k: v for k, v in value["content"].items() if k != "parts"}}
+    return Message(
+        role=role, parts=tuple(parts), usage=usage, native=Native(api=ADK, value=envelope)
+    )
+
+
+def _results_message(
+    handle: Session, blocks: list[dict[str, Any]], value: dict[str, Any]
+) -> Message | None:
+    """Function responses as one tool message: each response the output of a tool result,
+    the event without them as the message's native."""
+    kept = copy.deepcopy(value)
+    results = []
+    for block in kept["content"]["parts"]:
+        response = block.get("function_response")
+        if response is None:
+            continue  # another part beside the responses: kept only in the event
+        call_id = response.get("id")
+        if not call_id:
+            return None
+        body = response.get("response")
+        if isinstance(body, dict) and list(body) == ["result"] and isinstance(body["result"], str):
+            output, response["response"] = body["result"], RESULT_MARK
+        else:
+            output, response["response"] = json.dumps(body, ensure_ascii=False), JSON_MARK
+        try:
+            results.append(handle.tool_result_part(call_id, output, name=response.get("name")))
+        except NotInContext:
+            return None
+    if len({part.call_id for part in results}) != len(results):
+        return None
+    return Message(role="tool", parts=tuple(results), native=Native(api=ADK, value=kept))
+
+
+def event_of(message: Message) -> Event:
+    """The event a message was recorded from (`message_of`'s inverse)."""
+    assert message.native is not None and isinstance(message.native.value, dict)
+    value: dict[str, Any] = copy.deepcopy(message.native.value)
+    if message.role != "tool":
+        value["content"]["parts"] = [_block(part) for part in message.parts]
+        return Event.model_validate(value)
+    outputs = {p.call_id: p.output for p in message.parts if isinstance(p, ToolResultPart)}
+    for block in value.get("content", {}).get("parts", ()):
+        response = block.get("function_response")
+        if response is None or response.get("id") not in outputs:
+            continue
+        output = outputs[response["id"]]
+        if response.get("response") == RESULT_MARK:
+            response["response"] = {"result": output}
+        elif response.get("response") == JSON_MARK:
+            response["response"] = json.loads(output)
+    return Event.model_validate(value)
+
+
+def _block(part: Part) -> Any:
+    """The ADK part a part was recorded from; a redacted one is its text (which says so)."""
+    native = getattr(part, "native", None)
+    if isinstance(native, Native) and native.api == ADK:
+        return native.value
+    return {"text": getattr(part, "text", "")}
+
+
+def _usage(event: Event) -> Usage | None:
+    meta = event.usage_metadata
+    if meta is None:
+        return None
+    cached = meta.cached_content_token_count or 0
+    return Usage(
+        input=max((meta.prompt_token_count or 0) - cached, 0),
+        output=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
+        cache_read=cached,
+    )
+
+
+ModelCallback = Callable[[CallbackContext, LlmRequest], Awaitable[LlmResponse | None]]
+
+
+def context_callback(service: SessionStoreService) -> ModelCallback:
+    """A `before_model_callback` that shows the model each function response as the session's
+    live context does: a 300 KB output truncated, a pruned one as its placeholder (`{"result":
+    <what the context shows>}`). ADK builds the request from the session's events, with its
+    own rules (branches, other agents' turns, instructions): only the responses change."""
+
+    async def show_live_context(
+        callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        session = callback_context.session
+        shown = await asyncio.to_thread(
+            service._shown_outputs, session.app_name, session.user_id, session.id
+        )
+        if shown:
+            ids = _response_ids(session.events)
+            llm_request.contents = [_shown(content, shown, ids) for content in llm_request.contents]
+        return None
+
+    return show_live_context
+
+
+def _response_ids(events: Iterable[Event]) -> list[tuple[str, str | None, Any]]:
+    """Every function response of the session's events: (id, name, response), to find the id
+    of a response ADK sent the model without it (it strips the ids it made up)."""
+    return [
+        (response.id, response.name, response.response)
+        for event in events
+        for response in event.get_function_responses()
+        if response.id
+    ]
+
+
+def _shown(
+    content: types.Content, shown: dict[str, str], ids: list[tuple[str, str | None, Any]]
+) -> types.Content:
+    """`content` with the function responses the context does not show in full replaced by
+    what it shows (new objects: the session's events are not touched)."""
+    if not content.parts or not any(part.function_response for part in content.parts):
+        return content
+    parts = []
+    for part in content.parts:
+        response = part.function_response
+        call_id = None if response is None else response.id or _matching_id(response, ids)
+        if response is None or call_id not in shown:
+            parts.append(part)
+            continue
+        cut = response.model_copy(update={"response": {"result": shown[call_id]}})
+        parts.append(part.model_copy(update={"function_response": cut}))
+    return content.model_copy(update={"parts": parts})
+
+
+def _matching_id(
+    response: types.FunctionResponse, ids: list[tuple[str, str | None, Any]]
+) -> str | None:
+    for position, (call_id, name, body) in enumerate(ids):
+        if name == response.name and (body is response.response or body == response.response):
+            del ids[position]  # two equal responses: each id once, in order
+            return call_id
+    return None
