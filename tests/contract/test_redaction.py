@@ -225,7 +225,9 @@ def test_a_tool_results_native_is_a_body_redacted_with_its_output(
     result = s.append_tool_result("c1", "done", native=None)
     assert result.parts[0].native is None  # absent: stored and hashed as before
     s.append_assistant(tool_calls=[ToolCall(id="c2", name="bash", input={"cmd": "env"})])
-    part = ToolResultPart(call_id="c2", name="bash", output="ok", native=Native(api="cc", value=entry))
+    part = ToolResultPart(
+        call_id="c2", name="bash", output="ok", native=Native(api="cc", value=entry)
+    )
     appended = s.append_message(Message(role="tool", parts=(part,)))
     last = store.read(s.id)[-1]
     stored = last.payload
@@ -244,4 +246,3 @@ def test_a_tool_results_native_is_a_body_redacted_with_its_output(
         assert redacted.message.parts[0].native == Native(
             api="sessionstore.redacted", value="[redacted: leaked]"
         )
-
