@@ -148,6 +148,11 @@ class ToolResultPart(FrozenModel):
     ] = None
     """The result as content blocks (text and images), when the tool gave more than text;
     `output` is then the text of its text blocks, which truncation and pruning act on."""
+    native: NativeField = None
+    """What a framework recorded this result as, verbatim, without the output the part holds
+    (a Claude Code transcript entry, say): stored as a body like every part's `native`, so it
+    is redacted and purged with the output. No render reads it: a result is sent as the model
+    is shown it."""
 
     @property
     def shown(self) -> str:

@@ -16,6 +16,12 @@ addition, so that a loop with extended thinking and tools is never refused:
   a user turn `CONTINUED` stands between them. Other consecutive messages of one role are
   merged into one turn, as the API requires alternating roles (tool results first, then the
   user's text).
+- **One response is one turn, however it was stored.** Assistant messages whose envelopes
+  (`native`) name the same Anthropic response `id` are merged into the first of them, with only
+  tool results between them moved after it: Claude Code writes one transcript entry per
+  content block (thinking, text, each parallel `tool_use`), and sometimes a call's result
+  before the next call of the same response. Sent apart, the response's thinking would end a
+  turn of its own and its later calls would start turns without it, which the API refuses.
 - **No turn ends in thinking.** The API refuses an assistant turn whose last block is
   `thinking` or `redacted_thinking`. That happens only to a response cut off while thinking
   (`max_tokens`): no `tool_use` follows it and the API would drop it from the prompt anyway,
@@ -74,7 +80,7 @@ def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
     system: list[str] = []
     turns: list[JsonDict] = []
     alone = False  # whether the last turn holds thinking, and so takes nothing more
-    for message in api_messages(messages):
+    for message in api_messages(one_turn_per_response(messages)):
         if message.role == "system":
             system.extend(p.text for p in message.parts if isinstance(p, TextPart))
             continue
@@ -100,6 +106,46 @@ def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
     if not system:
         return {"messages": turns}
     return {"system": "\n\n".join(system), "messages": turns}
+
+
+def one_turn_per_response(messages: Sequence[LiveMessage]) -> list[LiveMessage]:
+    """The messages with each Anthropic response that was stored as several assistant messages
+    merged into its first one (see the module); messages of no known response are as they
+    were."""
+    out: list[LiveMessage] = []
+    last: int | None = None  # index in `out` of the last assistant message, if only tool
+    # results followed it
+    for message in messages:
+        if message.role == "tool":
+            out.append(message)
+            continue
+        if message.role != "assistant":
+            out.append(message)
+            last = None
+            continue
+        response = _response_id(message)
+        if last is not None and response is not None and _response_id(out[last]) == response:
+            merged = out[last]
+            out[last] = merged.model_copy(
+                update={
+                    "parts": merged.parts + message.parts,
+                    "tokens": merged.tokens + message.tokens,
+                    "usage": message.usage or merged.usage,
+                    "pinned": merged.pinned or message.pinned,
+                }
+            )
+            continue
+        out.append(message)
+        last = len(out) - 1
+    return out
+
+
+def _response_id(message: LiveMessage) -> str | None:
+    native = message.native
+    if native is None or native.api != ANTHROPIC or not isinstance(native.value, dict):
+        return None
+    response = native.value.get("id")
+    return response if isinstance(response, str) and response else None
 
 
 def _strip_final_whitespace(turns: list[JsonDict]) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from events import Message, MessageAppended, Native, ToolResultPart
 from store import InvalidArgument, Session, SessionStore, ToolCall
 from tests.conftest import Backend
 
@@ -209,3 +210,39 @@ def test_snapshots_folded_from_redacted_content_are_dropped_and_verify_passes(
         assert store.session(s.id).context() == s.context()
         assert store.verify(s.id).ok and store.verify(fork.id).ok
         assert store._log.fold_from_scratch(s.id, s.version).tokens == s.tokens
+
+
+def test_a_tool_results_native_is_a_body_redacted_with_its_output(
+    sqlite_backend: Backend,
+) -> None:
+    """A framework's own form of a result (a Claude Code entry holds the output again in
+    `toolUseResult`) is content: it leaves the files with the output."""
+    url = sqlite_backend.url
+    store = SessionStore(url)
+    s = store.create_session(model="m", context_window=200_000)
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="bash", input={"cmd": "env"})])
+    entry = {"type": "user", "toolUseResult": {"stdout": f"KEY={SECRET}"}}
+    result = s.append_tool_result("c1", "done", native=None)
+    assert result.parts[0].native is None  # absent: stored and hashed as before
+    s.append_assistant(tool_calls=[ToolCall(id="c2", name="bash", input={"cmd": "env"})])
+    part = ToolResultPart(
+        call_id="c2", name="bash", output="ok", native=Native(api="cc", value=entry)
+    )
+    appended = s.append_message(Message(role="tool", parts=(part,)))
+    last = store.read(s.id)[-1]
+    stored = last.payload
+    assert isinstance(stored, MessageAppended)
+    assert stored.message.parts[0].native == Native(api="cc", value=entry)
+    assert found_in_files(url, SECRET) != []
+
+    s.redact([appended.parts[0].id], reason="leaked")
+    store.close()
+
+    assert found_in_files(url, SECRET) == []
+    with SessionStore(url) as reopened:
+        assert reopened.verify(s.id).ok
+        redacted = reopened.read(s.id, last.seq, last.seq)[0].payload
+        assert isinstance(redacted, MessageAppended)
+        assert redacted.message.parts[0].native == Native(
+            api="sessionstore.redacted", value="[redacted: leaked]"
+        )

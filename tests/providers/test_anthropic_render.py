@@ -159,6 +159,53 @@ def test_assistant_turns_without_thinking_still_merge(store: SessionStore) -> No
     ]
 
 
+def test_one_response_stored_block_by_block_is_one_turn(store: SessionStore) -> None:
+    """Claude Code writes one entry per block, and a parallel call's result can come before
+    the next call of the same response: sent apart, the thinking would end a turn of its own
+    and the calls would start turns without it."""
+    blocks = [thinking(1), text("Reading both."), tool_use("toolu_a"), tool_use("toolu_b", "b.py")]
+    s = session(store)
+    s.append_message(anthropic_message(claude(blocks[0], n=1)))
+    s.append_message(anthropic_message(claude(blocks[1], n=1)))
+    s.append_message(anthropic_message(claude(blocks[2], n=1)))
+    s.append_tool_result("toolu_a", output="a")
+    s.append_message(anthropic_message(claude(blocks[3], n=1)))
+    s.append_tool_result("toolu_b", output="b")
+    final = claude(thinking(2), text("Both read."), stop="end_turn", n=2)
+    s.append_anthropic(final)
+    s.append_user("thanks")
+
+    request = s.context().to_anthropic()
+
+    assert request["messages"] == [
+        user(),
+        {"role": "assistant", "content": blocks},
+        {"role": "user", "content": [result("toolu_a", "a"), result("toolu_b", "b")]},
+        {"role": "assistant", "content": final["content"]},
+        user("thanks"),
+    ]
+    accepted(request, claude(*blocks, n=1), final)
+
+
+def test_two_responses_with_one_id_apart_from_each_other_stay_apart(
+    store: SessionStore,
+) -> None:
+    """Only entries with nothing but tool results between them are merged: a user's turn
+    ends the response."""
+    s = session(store)
+    s.append_message(anthropic_message(claude(text("One."), stop="end_turn", n=1)))
+    s.append_user("and?")
+    s.append_message(anthropic_message(claude(text("Two."), stop="end_turn", n=1)))
+    s.append_user("ok")
+    assert s.context().to_anthropic()["messages"] == [
+        user(),
+        {"role": "assistant", "content": [text("One.")]},
+        user("and?"),
+        {"role": "assistant", "content": [text("Two.")]},
+        user("ok"),
+    ]
+
+
 def test_a_response_cut_off_while_thinking_is_left_out(store: SessionStore) -> None:
     """A turn that ends in thinking is refused; a response stopped at max_tokens in its
     thinking has nothing else, and no tool use depends on it."""
