@@ -23,10 +23,10 @@ What maps to what:
   that ends the response;
 - `function_call_output`, `custom_tool_call_output`: a tool message, the result of its call
   (by `call_id`), the item in the message's `native`; output content items are its blocks;
-- a `user` message: a user message, its content verbatim in its parts; those Codex writes
-  itself (`<environment_context>`, AGENTS.md, `<turn_aborted>`...) are marked by their
-  message's `native` api `codex.injected` and do not start a user turn;
-- a `developer` or `system` message: a system message, its content verbatim;
+- a `user` message: a user message (text and images), the item verbatim in its `native`;
+  those Codex writes itself (`<environment_context>`, AGENTS.md, `<turn_aborted>`...) are
+  marked by their message's `native` api `codex.injected` and do not start a user turn;
+- a `developer` or `system` message: a system message, the item verbatim in its `native`;
 - `compacted`: a record of the line, then `ContextCompacted`: the live messages its
   replacement history repeats stay, the others are replaced by a summary holding the items it
   adds (or, with no replacement history, the summary text beside the newest user messages);
@@ -334,8 +334,7 @@ class _Rollout:
         injected = role == "user" and is_injected(item)
         ours = "user" if role == "user" else "system"
         parts = counted(input_parts(item, ours), self.encoding, key)
-        envelope = {name: value for name, value in item.items() if name != "content"}
-        native = Native(api=INJECTED if injected else OPENAI_RESPONSES, value=envelope)
+        native = Native(api=INJECTED if injected else OPENAI_RESPONSES, value=item)
         message = Message(id=key, role=ours, parts=parts, native=native)
         self._end_response()
         if role == "user" and not injected and self.out.title is None:

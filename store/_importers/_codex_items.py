@@ -95,7 +95,7 @@ aborted turn, a subagent's notice. They were sent to the model, so they stay in 
 marked as injected; they do not start a user turn."""
 
 
-class Malformed(ValueError):
+class Malformed(Exception):
     """An item without the fields its type needs: the line holding it is skipped."""
 
 
@@ -129,23 +129,23 @@ def is_injected(item: Json) -> bool:
 
 
 def input_parts(item: Json, role: str) -> list[Part]:
-    """A user, developer or system message's content, each entry verbatim in its part's
-    `native` (so `to_responses()` sends the content back exactly): text as text, an image as a
-    file (a system message, which holds only text, keeps it as a described text part)."""
+    """A user, developer or system message's content as our parts: text as text, an image as a
+    file (in a system message, which holds only text, a described text part), an entry of
+    another type verbatim in a native part (so the Responses render sends it back as it came).
+    The item itself, verbatim, is the message's `native`."""
     parts: list[Part] = []
     for content in content_of(item):
-        native = Native(api=OPENAI_RESPONSES, value=content)
         kind = content.get("type")
         text = content.get("text")
         if kind in ("input_text", "output_text", "text") and isinstance(text, str):
-            parts.append(TextPart(text=text, native=native))
+            parts.append(TextPart(text=text))
         elif role == "user" and kind == "input_image" and isinstance(content.get("image_url"), str):
-            image = file_from_url(content["image_url"])
-            parts.append(image.model_copy(update={"native": native}))
+            parts.append(file_from_url(content["image_url"]))
         elif role == "user":
+            native = Native(api=OPENAI_RESPONSES, value=content)
             parts.append(NativePart(native=native, text=f"[{kind}]"))
         else:
-            parts.append(TextPart(text=f"[{kind}]", native=native))
+            parts.append(TextPart(text=f"[{kind}]"))
     return parts or [TextPart(text="")]
 
 
