@@ -48,11 +48,10 @@ keyed by its first item.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from events import (
     OPENAI_RESPONSES,
@@ -61,16 +60,13 @@ from events import (
     MessageAppended,
     MessagesReverted,
     Native,
-    NativePart,
     Part,
     Payload,
-    Record,
     RecordAppended,
     SessionCleared,
     TextPart,
     ToolCallPart,
     Usage,
-    canonical_json,
 )
 from store._errors import ImportRefused
 from store._importers._codex_items import (
@@ -80,18 +76,24 @@ from store._importers._codex_items import (
     SYSTEM_ROLES,
     Malformed,
     assistant_part,
-    content_of,
     input_item_part,
     input_parts,
     is_injected,
     result_part,
+    summary_part,
+)
+from store._importers._codex_meta import (
+    id_from_name,
+    response_usage,
+    rollout_record,
+    spawned_by,
+    timestamp,
+    title_of,
 )
 from store._importers._common import Json, at_line, counted, message_tokens
-from store._importers._transcript import Link, Transcript
+from store._importers._transcript import Transcript
 
 FORMAT = "codex"
-ROLLOUT = "codex.rollout"
-"""The api of a record's `native`: a rollout line, verbatim."""
 INJECTED = "codex.injected"
 """The api of an injected user message's `native`: a Responses item Codex wrote itself."""
 IGNORED = "codex.ignored."
@@ -115,8 +117,6 @@ RESPONSE_ENDS = frozenset(
 COMPACT_USER_TOKENS = 20_000
 """How many tokens of the newest user messages Codex keeps beside a summary when a compaction
 records no replacement history (`COMPACT_USER_MESSAGE_MAX_TOKENS`)."""
-
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 
 def codex_transcript(lines: Iterable[str], encoding: str, name: str | None = None) -> Transcript:
@@ -222,7 +222,7 @@ class _Rollout:
         if "payload" in line and isinstance(kind, str):
             if not isinstance(payload, dict):
                 raise Malformed(f"a {kind} line's payload is not an object")
-            time = _timestamp(line.get("timestamp"))
+            time = timestamp(line.get("timestamp"))
             if kind == "response_item":
                 self._item(payload, key, time, line)
             elif kind == "event_msg":
@@ -232,30 +232,30 @@ class _Rollout:
             elif kind in ("session_meta", "turn_context"):
                 self._meta(kind, payload, key, time, line)
             else:
-                self._record(f"{IGNORED}{kind}", key, time, line)
+                self.rollout_record(f"{IGNORED}{kind}", key, time, line)
         elif line.get("record_type") == "state":  # the old layout's state line
-            self._record("codex.state", key, None, line)
+            self.rollout_record("codex.state", key, None, line)
         elif isinstance(kind, str):  # the old layout: a bare item
             self._item(line, key, None, line)
         elif "type" not in line and isinstance(line.get("id"), str):  # the old layout's meta
-            self._meta("session_meta", line, key, _timestamp(line.get("timestamp")), line)
+            self._meta("session_meta", line, key, timestamp(line.get("timestamp")), line)
         else:
             raise Malformed("not a rollout line: no 'type' with a 'payload', nor an item")
 
     # records
 
-    def _record(self, kind: str, key: str, time: datetime | None, line: Json) -> None:
-        self._add(key, _record(kind, key, line), time)
+    def rollout_record(self, kind: str, key: str, time: datetime | None, line: Json) -> None:
+        self._add(key, rollout_record(kind, key, line), time)
 
     def _meta(self, kind: str, payload: Json, key: str, time: datetime | None, line: Json) -> None:
-        record = _record(f"codex.{kind}", key, line)
+        record = rollout_record(f"codex.{kind}", key, line)
         if kind == "session_meta":
             inner = payload.get("meta")
             meta: Json = inner if isinstance(inner, dict) else payload
             session = meta.get("id") or meta.get("session_id")
             if self.source_id is None and isinstance(session, str) and session:
                 self.source_id = session
-                self.out.parent = _spawned_by(meta.get("source"))
+                self.out.parent = spawned_by(meta.get("source"))
         model = payload.get("model")
         if self.out.model is None and isinstance(model, str) and model:
             self.out.model = model
@@ -265,9 +265,11 @@ class _Rollout:
     def _event(self, payload: Json, key: str, time: datetime | None, line: Json) -> None:
         kind = payload.get("type")
         kind = kind if isinstance(kind, str) else ""
-        record = _record(f"codex.event_msg.{kind}" if kind else "codex.event_msg", key, line)
+        record = rollout_record(f"codex.event_msg.{kind}" if kind else "codex.event_msg", key, line)
         if kind in RESPONSE_ENDS:
-            self._end_response(_usage(payload.get("info")) if kind == "token_count" else None)
+            self._end_response(
+                response_usage(payload.get("info")) if kind == "token_count" else None
+            )
         self._add(key, record, time)
         if kind == "thread_rolled_back":
             turns = payload.get("num_turns")
@@ -301,7 +303,7 @@ class _Rollout:
             self._end_response()
             self._message(Message(id=key, role="user", parts=parts), key, time)
         else:  # a harness item (ghost_snapshot), or one newer than this code: not sent
-            self._record(f"codex.response_item.{kind}", key, time, line)
+            self.rollout_record(f"codex.response_item.{kind}", key, time, line)
 
     def _model_item(self, item: Json, key: str, time: datetime | None) -> None:
         response = self.response
@@ -338,7 +340,7 @@ class _Rollout:
         message = Message(id=key, role=ours, parts=parts, native=native)
         self._end_response()
         if role == "user" and not injected and self.out.title is None:
-            self.out.title = _title(message)
+            self.out.title = title_of(message)
         self._message(message, key, time, turn=role == "user" and not injected, item=item)
 
     def _message(
@@ -373,12 +375,12 @@ class _Rollout:
             not isinstance(history, list) or not all(isinstance(i, dict) for i in history)
         ):
             raise Malformed("a compacted line's replacement_history is not a list of items")
-        record = _record("codex.compacted", key, line)
+        record = rollout_record("codex.compacted", key, line)
         self._end_response()  # whatever comes of this line, that response has ended
         summary_id = f"{key}.summary"
         if history is not None:
             kept, added = self._repeated(history)
-            parts = [_summary_part(item) for item in added] or [TextPart(text=summary_text)]
+            parts = [summary_part(item) for item in added] or [TextPart(text=summary_text)]
         else:
             kept, parts = self._newest_user_messages(), [TextPart(text=summary_text)]
         summary = Message(
@@ -455,18 +457,11 @@ class _Rollout:
         self._end_response()
         if not self.read_any:
             raise ImportRefused("no line is a Codex rollout's")
-        source_id = self.source_id or _id_from_name(name)
+        source_id = self.source_id or id_from_name(name)
         if source_id is None:
             raise ImportRefused("the rollout names no session id (no session_meta line)")
         self.out.source_id = source_id
         return self.out
-
-
-def _record(kind: str, key: str, line: Json) -> RecordAppended:
-    """A line kept verbatim, out of the context."""
-    part = NativePart(id=f"{key}.0", native=Native(api=ROLLOUT, value=line))
-    canonical_json(part.model_dump(mode="json"))  # a NaN, say, fails here, not at append
-    return RecordAppended(record=Record(id=key, kind=kind[:128], parts=(part,)))
 
 
 def _items(message: Message) -> list[str]:
@@ -484,67 +479,3 @@ def _items(message: Message) -> list[str]:
 
 def _json(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _summary_part(item: Json) -> Part:
-    """An item a compaction's replacement history adds, verbatim: a message as text (sent to
-    the Responses API as the item it is), anything else (the encrypted `compaction` item) as
-    a native part."""
-    native = Native(api=OPENAI_RESPONSES, value=item)
-    if item.get("type") == "message":
-        try:
-            text = "".join(c["text"] for c in content_of(item) if isinstance(c.get("text"), str))
-        except Malformed:
-            text = ""
-        return TextPart(text=text, native=native)
-    return NativePart(native=native, text=f"[{item.get('type')}]")
-
-
-def _spawned_by(source: object) -> Link | None:
-    """The parent thread of a subagent's rollout (`source: {"subagent": {"thread_spawn":
-    {"parent_thread_id": ...}}}`)."""
-    if not isinstance(source, dict):
-        return None
-    subagent = source.get("subagent")
-    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
-    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
-    return Link(parent) if isinstance(parent, str) and parent else None
-
-
-def _usage(info: object) -> Usage | None:
-    """The last response's usage from a `token_count` event; `input_tokens` counts the whole
-    prompt, so the cached part is taken out into `cache_read`."""
-    last = info.get("last_token_usage") if isinstance(info, dict) else None
-    if not isinstance(last, dict):
-        return None
-    counts = [last.get(k) for k in ("input_tokens", "cached_input_tokens", "output_tokens")]
-    prompt, cached, output = (
-        c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else 0 for c in counts
-    )
-    return Usage(input=max(prompt - cached, 0), output=output, cache_read=min(cached, prompt))
-
-
-def _title(message: Message) -> str | None:
-    text = " ".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
-    first = text.splitlines()[0] if text else ""
-    return first[:100] or None
-
-
-def _id_from_name(name: str | None) -> str | None:
-    if not name:
-        return None
-    found = _UUID.findall(name)
-    return found[-1] if found else name.rsplit("/", 1)[-1].removesuffix(".jsonl") or None
-
-
-def _timestamp(value: object) -> datetime | None:
-    """A line's ISO timestamp as aware UTC; `None` when absent, unreadable or before year
-    1000 (which the store's time format cannot write back)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    except (ValueError, OverflowError):
-        return None
-    return moment if moment.year >= 1000 else None

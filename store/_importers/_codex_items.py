@@ -247,3 +247,17 @@ def input_item_part(item: Json) -> Part:
     """An item the harness sent that is not a message nor a call's output, kept verbatim."""
     native = Native(api=OPENAI_RESPONSES, value=item)
     return NativePart(native=native, text=f"[{item['type']}]")
+
+
+def summary_part(item: Json) -> Part:
+    """An item a compaction's replacement history adds, verbatim: a message as text (sent to
+    the Responses API as the item it is), anything else (the encrypted `compaction` item) as
+    a native part."""
+    native = Native(api=OPENAI_RESPONSES, value=item)
+    if item.get("type") == "message":
+        try:
+            text = "".join(c["text"] for c in content_of(item) if isinstance(c.get("text"), str))
+        except Malformed:
+            text = ""
+        return TextPart(text=text, native=native)
+    return NativePart(native=native, text=f"[{item.get('type')}]")
