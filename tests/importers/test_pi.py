@@ -582,3 +582,36 @@ def test_garbled_lines_never_break_the_import_nor_lose_a_good_line(
             if isinstance(payload, MessageAppended):
                 assert of(transcript, key) == payload
     folded(transcript)  # and the events fold
+
+
+def test_a_first_kept_setting_entry_keeps_from_the_next_message_and_v2_hook_messages_are_sent() -> (
+    None
+):
+    setting = line(
+        type="model_change", id="m1", parentId="a1", timestamp="2025-12-01T10:00:02Z",
+        provider="anthropic", modelId="claude-y",
+    )  # fmt: skip
+    hook = line(
+        type="message", id="h1", parentId="m1", timestamp="2025-12-01T10:00:02Z",
+        message={"role": "hookMessage", "customType": "ci", "content": "CI is green"},
+    )  # fmt: skip
+    compaction = line(
+        type="compaction", id="c1", parentId="a2", timestamp="2025-12-01T10:00:03Z",
+        summary="S", firstKeptEntryId="m1", tokensBefore=100, fromHook=True,
+    )  # fmt: skip
+    lines = [
+        header(),
+        said("u1", None, "user", "one"),
+        said("a1", "u1", "assistant", "two"),
+        setting,
+        hook,
+        said("a2", "h1", "assistant", "three"),
+        compaction,
+    ]
+    transcript = read(lines)
+    compacted = of(transcript, "c1")
+    assert isinstance(compacted, ContextCompacted)
+    assert (compacted.first_kept_message_id, compacted.replaced_message_ids) == ("h1", ("u1", "a1"))
+    assert compacted.summarizer == "pi extension"
+    assert message(transcript, "h1").role == "user"
+    assert texts(folded(transcript))[1:] == ["CI is green", "three"]
