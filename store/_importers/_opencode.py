@@ -26,11 +26,12 @@ What maps to what (what OpenCode sends the model, `MessageV2.toModelMessages`, i
 - a completed tool part whose `state.time.compacted` is set (OpenCode's prune) -> its result,
   whole, then `OutputsPruned` at that time showing "[Old tool result content cleared]", as
   OpenCode shows it;
-- an assistant message with `summary: true` answering a user message (`parentID`) that holds a
-  `compaction` part -> `ContextCompacted`: the summary replaces the live messages before the
-  request (which stays, followed by the summary, as OpenCode shows them); with a
-  `tail_start_id` the messages from it on stay too, and the request is replaced (OpenCode
-  shows request, summary, tail; ours shows summary, tail);
+- a finished assistant message with `summary: true` -> `ContextCompacted`. When it answers a
+  user message (`parentID`) holding a `compaction` part, the summary replaces the live messages
+  before that request, which stays, followed by the summary, as OpenCode shows them; with a
+  `tail_start_id` the messages from it on stay too and the request is replaced (OpenCode shows
+  request, summary, tail; ours shows summary, tail). An older summary, with no such request,
+  replaces every live message, as OpenCode's older `filterCompacted` did;
 - an assistant message OpenCode never sends again (one with an `error`, not an abort after
   some output) -> a record (`opencode.unsent`), as is a message with nothing the model sees;
 - `session.revert` (an undo waiting for the next prompt) -> `MessagesReverted` of the
@@ -276,7 +277,7 @@ class _Reader:
                     self._user(message)
                 elif _unsent(message):
                     self._unsent(message)
-                elif _is_summary(message.info) and message.info.get("parentID") in self.requests:
+                elif _is_summary(message.info):
                     self._compaction(message)
                 else:
                     self._assistant(message)
@@ -403,7 +404,7 @@ class _Reader:
         live = list(self.live)
         first_kept, replaced = message.id, live
         auto = True
-        if request is not None:
+        if request is not None and request_id in self.requests:
             point = live.index(request)
             replaced = live[:point]
             marker = self.requests[request_id]

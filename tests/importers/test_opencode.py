@@ -323,6 +323,19 @@ def test_a_kept_tail_stays_after_the_summary() -> None:
     assert compaction.first_kept_message_id == u3 and compaction.reason == "manual"
 
 
+def test_an_older_summary_without_a_request_replaces_everything_before_it() -> None:
+    doc = export()
+    doc["messages"][4]["parts"][0] = {
+        **doc["messages"][4]["parts"][0],
+        "type": "text",
+        "text": "/summarize",
+    }
+    transcript = read(doc)
+    [compaction] = of_type(transcript, ContextCompacted)
+    assert compaction.replaced_message_ids == tuple(m.id for m in messages(transcript)[:12])
+    assert compaction.first_kept_message_id == compaction.summary.id == ids(doc)[5]
+
+
 def test_a_pending_revert_takes_the_messages_from_it_on_out_of_the_context() -> None:
     doc = export()
     *_, u7, a8, _ = ids(doc)
@@ -459,13 +472,40 @@ GARBAGE = st.one_of(
     ),
 )
 
+PART = st.one_of(
+    GARBAGE,
+    st.fixed_dictionaries(
+        {
+            "id": st.text(min_size=1, max_size=4),
+            "type": st.sampled_from(["text", "tool", "file", "reasoning", "step-finish", "new"]),
+        },
+        optional={
+            "text": st.text(max_size=4) | st.integers(),
+            "state": st.dictionaries(
+                st.sampled_from(["status", "input", "output", "error", "time"]),
+                st.sampled_from(["completed", "error", "running", "x", 3, None, {}]),
+            ),
+            "callID": st.text(max_size=3),
+            "tool": st.text(max_size=3),
+            "mime": st.sampled_from(["image/png", "", 5]),
+            "url": st.sampled_from(["data:image/png;base64,AAAA", "file:///x", "data:,", 1]),
+            "tokens": st.dictionaries(st.sampled_from(["input", "output"]), st.integers()),
+        },
+    ),
+)
+
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(garbage=st.lists(st.tuples(st.integers(0, 9), GARBAGE), max_size=4))
-def test_garbled_messages_are_skipped_and_the_good_ones_kept(
-    garbage: list[tuple[int, Any]],
+@given(
+    garbage=st.lists(st.tuples(st.integers(0, 9), GARBAGE), max_size=4),
+    parts=st.lists(st.tuples(st.integers(0, 5), PART), max_size=4),
+)
+def test_garbled_messages_and_parts_are_skipped_and_the_good_ones_kept(
+    garbage: list[tuple[int, Any]], parts: list[tuple[int, Any]]
 ) -> None:
     doc = copy.deepcopy(_DOC)
+    for at, junk in parts:
+        doc["messages"][-1 - at % 3]["parts"].insert(at, junk)
     for at, junk in garbage:
         doc["messages"].insert(at, junk)
     try:
@@ -488,4 +528,4 @@ def _maybe_shadowed(garbage: list[tuple[int, Any]]) -> set[str]:
         info = junk.get("info") if isinstance(junk, dict) else None
         if isinstance(info, dict) and isinstance(info.get("id"), str):
             taken.add(info["id"])
-    return {e.key for e in _GOOD.entries} if taken else set()
+    return {e.key for e in _GOOD.entries} if taken & set(ids(_DOC)) else set()
