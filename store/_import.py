@@ -10,6 +10,7 @@ new entries to the same session.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -24,6 +25,12 @@ from store._append import check_session_id
 from store._errors import ImportRefused, InvalidArgument
 from store._importers import claude_code_events, openai_events
 from store._importers._formats import FORMATS, first_value, recognise
+from store._importers._opencode_storage import (
+    is_opencode_storage,
+    opencode_session_ids,
+    opencode_storage_transcript,
+    read_opencode_session,
+)
 from store._importers._transcript import Skipped, Transcript, event_id_for, session_id_for
 from store._log import MAX_SEQ, EventLog
 from store._tokens import load_encoding
@@ -160,6 +167,7 @@ def import_path(
         raise InvalidArgument(
             f"format must be one of {sorted([*FORMATS, *TEXT_FORMATS])}, got {brief(format)}"
         )
+    storages = _opencode_storages(path) if format in (None, "opencode") else []
     if path.is_dir():
         files = _transcripts_under(path, format)
         single = False
@@ -169,17 +177,34 @@ def import_path(
         raise InvalidArgument(f"no file or folder {path}")
     if not single and header.session_id is not None:
         raise InvalidArgument("session_id names one session: import a file, not a folder")
+    work: list[tuple[str, Callable[[], list[ImportedSession]]]] = [
+        (
+            str(file),
+            functools.partial(
+                _import_file, log, file, format, header, strict=strict, forced=single
+            ),
+        )
+        for file in files
+    ]
+    work += [
+        (
+            f"{storage}/{session}",
+            functools.partial(_import_opencode, log, storage, session, header, strict),
+        )
+        for storage in storages
+        for session in opencode_session_ids(storage)
+    ]
     sessions: list[ImportedSession] = []
     skipped: list[Skipped] = []
-    for done, file in enumerate(files, start=1):
+    for done, (name, step) in enumerate(work, start=1):
         try:
-            sessions += _import_file(log, file, format, header, strict=strict)
+            sessions += step()
         except (ImportRefused, OSError, UnicodeDecodeError) as exc:
             if single or strict:
-                raise _refusal(exc, file) from None
-            skipped.append(Skipped(getattr(exc, "line", None), _why(exc), str(file)))
+                raise _refusal(exc, Path(name)) from None
+            skipped.append(Skipped(getattr(exc, "line", None), _why(exc), name))
         if progress is not None:
-            progress(done, len(files), str(file))
+            progress(done, len(work), name)
     return ImportResult(tuple(sessions), tuple(skipped))
 
 
@@ -188,24 +213,66 @@ TEXT_FORMATS = ("sessionstore", "openai")
 
 
 def _transcripts_under(folder: Path, format: str | None) -> list[Path]:
+    """The files under `folder` that may be transcripts: every format's pattern, less the
+    files another file reads as its companions (Claude Code's subagents) and OpenCode's
+    storage files (read per session)."""
     forms = [FORMATS[format]] if format in FORMATS else list(FORMATS.values())
     patterns = {form.pattern for form in forms} or {"*.jsonl"}
     found = {file for pattern in patterns for file in folder.rglob(pattern) if file.is_file()}
-    return sorted(found)
+    for storage in _opencode_storages(folder):
+        found = {file for file in found if storage not in file.parents}
+    companions = {
+        companion
+        for form in forms
+        if form.companions is not None
+        for file in found
+        for companion in form.companions(file)
+    }
+    return sorted(found - companions)
+
+
+def _opencode_storages(path: Path) -> list[Path]:
+    """OpenCode's storage folders (`session/`, `message/` and `part/` side by side) at `path`
+    or under it (`~/.local/share/opencode/storage`)."""
+    if not path.is_dir():
+        return []
+    if is_opencode_storage(path):
+        return [path]
+    return sorted(
+        found.parent
+        for found in path.rglob("session")
+        if found.is_dir() and is_opencode_storage(found.parent)
+    )
+
+
+def _import_opencode(
+    log: EventLog, root: Path, session: str, header: Header, strict: bool
+) -> list[ImportedSession]:
+    files = read_opencode_session(root, session)
+    load_encoding(header.encoding)
+    transcript = opencode_storage_transcript(files, session, header.encoding)
+    return write_transcript(log, transcript, header, strict=strict)
 
 
 def _import_file(
-    log: EventLog, file: Path, format: str | None, header: Header, *, strict: bool
+    log: EventLog, file: Path, format: str | None, header: Header, *, strict: bool, forced: bool
 ) -> list[ImportedSession]:
+    """One file: in `format` when it is `forced` (a single file named by the caller), else in
+    the format it is recognised as (under a folder, `format` only narrows the choice)."""
     text = file.read_text(encoding="utf-8")
-    form = FORMATS.get(format or "") if format is not None else recognise(text, file)
+    found = recognise(text, file)
+    if format in FORMATS and not forced and (found is None or found.name != format):
+        raise ImportRefused(f"{file.name} is not a {format} transcript")
+    form = FORMATS.get(format or "") if format is not None else found
     if format in TEXT_FORMATS or (form is None and format is None and _is_export(text)):
         return [_import_text(log, text, format or "sessionstore", header, file)]
     if form is None:
         raise ImportRefused(f"{file.name} is in none of the formats sessionstore imports")
     load_encoding(header.encoding)
+    companions = form.companions(file) if form.companions is not None else []
+    texts = {c.name: c.read_text(encoding="utf-8") for c in companions}
     written: list[ImportedSession] = []
-    for transcript in form.read(text, header.encoding, file.name):
+    for transcript in form.read(text, header.encoding, file.name, texts):
         transcript.skipped = [replace(k, file=k.file or str(file)) for k in transcript.skipped]
         written += write_transcript(log, transcript, header, strict=strict)
     return written
@@ -236,7 +303,8 @@ def import_text(log: EventLog, lines: list[str], format: str, header: Header) ->
     """One session from text, written whole or not at all; returns its id. A sessionstore
     export keeps its own id, title, model and window (its hashes cover them); an OpenAI
     message list or a Claude Code transcript becomes a new session (`header.session_id`, else
-    a fresh id)."""
+    a fresh id); a Codex, pi or OpenCode session the session named by its own id (a malformed
+    line refuses it)."""
     if format == "sessionstore":
         export = read_export(lines)
         exported_id = export.session_id
@@ -252,6 +320,10 @@ def import_text(log: EventLog, lines: list[str], format: str, header: Header) ->
         return exported_id
     encoding = header.encoding
     load_encoding(encoding)
+    if format in FORMATS and format != "claude-code":
+        transcripts = FORMATS[format].read("\n".join(lines), encoding, "", {})
+        written = [s for t in transcripts for s in write_transcript(log, t, header, strict=True)]
+        return written[0].session_id
     times: list[datetime | None] = []
     if format == "openai":
         found_title, found_model = None, None

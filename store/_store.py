@@ -38,7 +38,7 @@ from store._tokens import DEFAULT_ENCODING, load_encoding
 from store._transfer import export_lines
 from store._verify import Checkpoint, VerifyReport, holds, missing_session, verify_session
 
-ImportFormat = Literal["sessionstore", "openai", "claude-code"]
+ImportFormat = Literal["sessionstore", "openai", "claude-code", "codex", "pi", "opencode"]
 """The formats text can be imported from; a `Path` also takes every format of `FORMATS`."""
 
 DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024

@@ -1,41 +1,79 @@
 """The agents' own formats an import reads from disk, how each is recognised, and where their
 files are: one `Format` per agent, in `FORMATS`.
 
-A format recognises a file by its first line (each agent's first record has a shape of its
+A format recognises a file by its first lines (each agent's first record has a shape of its
 own), reads a file's text into `Transcript`s, and names the files of its sessions under a
-folder (`~/.claude/projects`, `~/.codex/sessions`), so `sessionstore import FOLDER` finds them.
+folder (`~/.claude/projects`, `~/.codex/sessions`, `~/.pi/agent/sessions`), so
+`sessionstore import FOLDER` finds them. OpenCode's storage folder (session, message and part
+files) is read as a whole: `opencode_storage`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from store._importers._claude_code import claude_code_transcript, looks_like_claude_code
+from store._importers._codex import codex_transcript, looks_like_codex
+from store._importers._opencode import looks_like_opencode, opencode_transcript
+from store._importers._pi import looks_like_pi, pi_transcript
 from store._importers._transcript import Transcript
 
-Reader = Callable[[str, str, str], list[Transcript]]
-"""(the file's text, the token encoding, the file's name) -> the sessions it holds."""
+Reader = Callable[[str, str, str, Mapping[str, str]], list[Transcript]]
+"""(the file's text, the token encoding, the file's name, its companions' texts by name) ->
+the sessions it holds."""
 
 
 @dataclass(frozen=True, slots=True)
 class Format:
     name: str
-    recognises: Callable[[Any], bool]
-    """Whether a file whose first line parses to this value is in this format."""
+    recognises: Callable[[Any, list[str]], bool]
+    """Whether a file is in this format, from its first line parsed (`None` when it is not
+    JSON) and its first lines as text."""
     read: Reader
     pattern: str = "*.jsonl"
     """The files of this format's sessions, under a folder (a glob, recursive)."""
+    companions: Callable[[Path], list[Path]] | None = None
+    """Files that belong to a session file (Claude Code's subagents), read with it."""
+
+
+def _lines(text: str) -> list[str]:
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def claude_code_subagents(path: Path) -> list[Path]:
+    """`<session>/subagents/agent-*.jsonl` beside `<session>.jsonl`."""
+    folder = path.with_suffix("") / "subagents"
+    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
 
 
 FORMATS: dict[str, Format] = {
     "claude-code": Format(
         "claude-code",
-        looks_like_claude_code,
-        lambda text, encoding, name: [claude_code_transcript(text, encoding, name)],
+        lambda value, _: looks_like_claude_code(value),
+        lambda text, encoding, name, companions: [
+            claude_code_transcript(text, encoding, name, companions)
+        ],
+        companions=claude_code_subagents,
+    ),
+    "codex": Format(
+        "codex",
+        lambda _, lines: looks_like_codex(lines),
+        lambda text, encoding, name, _: [codex_transcript(_lines(text), encoding, name)],
+    ),
+    "pi": Format(
+        "pi",
+        lambda value, _: looks_like_pi(value),
+        lambda text, encoding, _, __: [pi_transcript(_lines(text), encoding)],
+    ),
+    "opencode": Format(
+        "opencode",
+        lambda value, _: looks_like_opencode(value),
+        lambda text, encoding, _, __: [opencode_transcript(text, encoding)],
+        pattern="*.json",
     ),
 }
 
@@ -56,9 +94,10 @@ def first_value(text: str) -> Any:
 
 
 def recognise(text: str, path: PurePath) -> Format | None:
-    """The format of a file, by its first line (`None`: none of ours)."""
+    """The format of a file, by its first lines (`None`: none of ours)."""
     value = first_value(text)
+    lines = [line for line in text.split("\n", 20)[:20] if line.strip()]
     for form in FORMATS.values():
-        if path.match(form.pattern) and form.recognises(value):
+        if path.match(form.pattern) and form.recognises(value, lines):
             return form
     return None

@@ -196,7 +196,7 @@ def reasoning_part(part: Json, items: dict[str, Json]) -> ReasoningPart:
     native: Native | None = None
     if isinstance(anthropic, dict) and isinstance(anthropic.get("signature"), str):
         block = {"type": "thinking", "thinking": text, "signature": anthropic["signature"]}
-        native = anthropic_part(block).native  # type: ignore[union-attr]
+        native = anthropic_part(block).native
     elif isinstance(anthropic, dict) and isinstance(anthropic.get("redactedData"), str):
         redacted = {"type": "redacted_thinking", "data": anthropic["redactedData"]}
         native = Native(api=ANTHROPIC, value=redacted)

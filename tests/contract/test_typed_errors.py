@@ -300,7 +300,8 @@ STORE_CALLS: dict[str, tuple[Callable[[SessionStore], object], type[SessionStore
     "import in an unknown format": (
         lambda st: st.import_session("", format=nested(5_000)),  # type: ignore[call-overload]
         InvalidArgument,
-        "format must be one of 'sessionstore', 'openai', 'claude-code', got dict",
+        "format must be one of 'sessionstore', 'openai', 'claude-code', 'codex', 'pi', 'opencode', "
+        "got dict",
     ),
     "import with context_window -1": (
         lambda st: st.import_session("[]", format="openai", context_window=-1),

@@ -109,3 +109,36 @@ def test_the_command_imports_a_folder_and_reports_what_it_skipped(
     report = json.loads(again.out)
     assert report["events_written"] == 0
     assert [s["created"] for s in report["sessions"]] == [False] * 5
+
+
+def test_every_format_under_one_folder(store: SessionStore) -> None:
+    """The fixtures folder holds a Claude Code transcript, two Codex rollouts, two pi sessions,
+    an OpenCode export and an OpenCode storage folder: each is found and recognised, and the
+    storage folder's files are read per session, not as files of their own."""
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    result = store.import_session(fixtures)
+    assert result.skipped == []
+    assert sorted(s.session_id for s in result.sessions) == [
+        f"claude-code-{SOURCE_ID}",
+        f"claude-code-{SOURCE_ID}/agent-sidechain",
+        "codex-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a604",
+        "codex-5973b6c0-94b8-487b-a530-2aeb6098ae0e",
+        "opencode-ses_6a1f0e2affe0Kq7TnB2xVwYzLp",  # the export
+        "opencode-ses_6a1f0e2affe0Kq7TnB2xVwYzLp",  # and the same session in storage: complete
+        "opencode-ses_6a1f0e2c4410Hr5MdW8uPq3sTn",  # the storage's subagent
+        "pi-0b6f5d3e-7a41-4c8e-9f12-3d5e8a7c1b20",
+        "pi-4f3c2b1a-9d8e-4a7b-8c6d-5e4f3a2b1c0d",
+    ]
+    assert {s.format for s in result.sessions} == {"claude-code", "codex", "opencode", "pi"}
+    assert all(store.verify(s.session_id).ok for s in result.sessions)
+    again = store.import_session(fixtures)
+    assert (again.events_written, again.created) == (0, [])
+    only = SessionStore("sqlite://").import_session(fixtures, format="codex")
+    assert {s.format for s in only.sessions} == {"codex"} and len(only.sessions) == 2
+
+
+def test_an_agent_format_imports_from_text_too(store: SessionStore) -> None:
+    rollout = next((Path(__file__).parent.parent / "fixtures" / "codex").glob("rollout-2025-10*"))
+    s = store.import_session(rollout.read_text(), format="codex")
+    assert s.id == "codex-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a604"
+    assert s.header.app == "codex" and s.context().messages
