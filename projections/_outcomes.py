@@ -34,7 +34,9 @@ _PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S")
 _PYTEST_LOCATION = re.compile(r"^[\w./\\-]+\.py:\d+: \S")
 _PYTEST_TOTAL = re.compile(r"^=+ .*\b(?:failed|error|errors)\b.* =+$")
 _COMPILER = re.compile(
-    r"(?:^|\s|:)(?:fatal )?error(?:\[\w+\])?(?: TS\d+)?:\s|^\S+:\d+(?::\d+)?: (?:fatal )?error\b"
+    r"^(?:fatal )?error(?:\[\w+\])?: "  # rustc, cargo, ld
+    r"|^\S+:\d+(?::\d+)?: (?:fatal )?error\b"  # gcc, clang, javac, go vet: file:line: error
+    r"|^\S+\(\d+,\d+\): error TS\d+"  # tsc: file(line,col): error TS1234
 )
 _RUST_LOCATION = re.compile(r"^\s*--> \S+:\d+")
 
@@ -130,10 +132,11 @@ def _traceback(lines: list[str]) -> list[str]:
 
 
 def _compiler(lines: list[str]) -> list[str]:
-    """`error:` lines (gcc, clang, rustc, tsc, javac) with rustc's `--> file:line` after."""
+    """Lines that start as a compiler's errors do (`file:line:col: error: ...`, `error[E0308]:
+    ...`, tsc's `file(line,col): error TS...`), with rustc's `--> file:line` after."""
     picked = []
     for n, line in enumerate(lines):
-        if _COMPILER.search(line):
+        if _COMPILER.match(line.strip()):
             picked.append(line.strip())
             following = lines[n + 1] if n + 1 < len(lines) else ""
             if _RUST_LOCATION.match(following):
