@@ -17,7 +17,7 @@ async with AsyncSessionStore() as store:
 import importlib.metadata as _metadata
 
 from events import ChainReport, CompressionConfig, NewEvent, RecordedEvent, ToolLimits, Usage
-from projections import Context, LiveMessage, LiveToolResult, TimelineRow
+from projections import ArtifactTrail, Context, LiveMessage, LiveToolResult, TimelineRow, ToolMap
 from store._async import AsyncSession, AsyncSessionStore
 from store._errors import (
     CompactionError,
@@ -54,6 +54,7 @@ except _metadata.PackageNotFoundError:  # run from a checkout that was never ins
     __version__ = "0+unknown"
 
 __all__ = [
+    "ArtifactTrail",
     "AsyncSession",
     "AsyncSessionStore",
     "ChainReport",
@@ -93,6 +94,7 @@ __all__ = [
     "TimelineRow",
     "ToolCall",
     "ToolLimits",
+    "ToolMap",
     "UnknownEncoding",
     "UnknownEventType",
     "UnknownSession",

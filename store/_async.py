@@ -40,7 +40,7 @@ from events import (
     ToolResultPart,
     Usage,
 )
-from projections import Context, TimelineRow
+from projections import ArtifactTrail, Context, TimelineRow, ToolMap
 from store._append import Clock, EventLike
 from store._import import ImportResult
 from store._policies import Measure, PrunePlan
@@ -244,6 +244,11 @@ class AsyncSession:
 
     async def timeline(self) -> list[TimelineRow]:
         return await self._run(self.sync.timeline)
+
+    async def artifacts(
+        self, at: int | datetime | None = None, *, tools: ToolMap | None = None
+    ) -> ArtifactTrail:
+        return await self._run(lambda: self.sync.artifacts(at, tools=tools))
 
     async def refresh(self) -> None:
         await self._run(self.sync.refresh)

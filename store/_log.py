@@ -163,16 +163,19 @@ class EventLog:
 
     def fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
         """A fresh fold of the session right after event `at` (a seq or a time)."""
+        return load_fold(self.recorder, session_id, self.seq_at(session_id, at)).fold
+
+    def seq_at(self, session_id: str, at: int | datetime) -> int:
+        """The seq a replay point names: `at` itself, or the last event at or before a time;
+        `InvalidReplayPoint` for anything else."""
         head = self.version(session_id)
         if isinstance(at, datetime):
-            seq = seq_at_time(self.recorder, session_id, at)
-        elif isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= head:
-            seq = at
-        else:
-            raise InvalidReplayPoint(
-                f"at= must be a seq from 1 to {head} or a datetime, got {brief(at)}"
-            )
-        return load_fold(self.recorder, session_id, seq).fold
+            return seq_at_time(self.recorder, session_id, at)
+        if isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= head:
+            return at
+        raise InvalidReplayPoint(
+            f"at= must be a seq from 1 to {head} or a datetime, got {brief(at)}"
+        )
 
     def fold_from_scratch(self, session_id: str, at: int) -> ContextFold:
         """The fold of every event up to `at`, ignoring snapshots (for checks and benchmarks)."""

@@ -51,7 +51,16 @@ from events import (
     new_id,
 )
 from events._arguments import brief, describe_validation_error, described
-from projections import Context, ContextFold, TimelineRow, context_of, timeline
+from projections import (
+    ArtifactTrail,
+    Context,
+    ContextFold,
+    TimelineRow,
+    ToolMap,
+    artifact_trail,
+    context_of,
+    timeline,
+)
 from store import _arguments as check
 from store._append import check_text_size
 from store._errors import CompactionError, InvalidArgument, InvalidEvent, NotInContext
@@ -762,6 +771,19 @@ class Session:
             assert header.parent_seq is not None
             start = self._log.fold_at(header.parent_session_id, header.parent_seq)
         return timeline(events, start)
+
+    def artifacts(
+        self, at: int | datetime | None = None, *, tools: ToolMap | None = None
+    ) -> ArtifactTrail:
+        """What the session did, from its log: files read and changed, commands and their
+        outcomes, errors and their fixes, the todo list, the user's requests; now, or right
+        after event `at` (as `context(at=)`). Pruned, compacted and reverted messages count:
+        the trail is what happened, not what the model still sees. `tools` says how to read
+        tool calls (`projections.DEFAULT_TOOLS` by default; extend it for your own tools)."""
+        if tools is not None and not isinstance(tools, ToolMap):
+            raise InvalidArgument(f"tools must be a ToolMap, got {brief(tools)}")
+        seq = self._log.version(self.id) if at is None else self._log.seq_at(self.id, at)
+        return artifact_trail(self._log.read(self.id, 1, seq), tools=tools)
 
     @_serialized
     def refresh(self) -> None:

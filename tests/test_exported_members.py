@@ -22,6 +22,7 @@ def test_store_exports() -> None:
         set(store.__all__)
         == public_names(store)
         == {
+            "ArtifactTrail",
             "AsyncSession",
             "AsyncSessionStore",
             "ChainReport",
@@ -61,6 +62,7 @@ def test_store_exports() -> None:
             "TimelineRow",
             "ToolCall",
             "ToolLimits",
+            "ToolMap",
             "UnknownEncoding",
             "UnknownEventType",
             "UnknownSession",

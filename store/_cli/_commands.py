@@ -151,6 +151,26 @@ def timeline(app: Cli, session_id: str, as_json: bool) -> None:
         app.show(views.timeline_table(rows))
 
 
+@cli.command()
+@click.argument("session_id", metavar="ID")
+@click.option(
+    "--at",
+    metavar="SEQ|TIME",
+    help="The trail up to this event number, or this ISO time (UTC unless it names a zone).",
+)
+@json_option
+@pass_cli
+def artifacts(app: Cli, session_id: str, at: str | None, as_json: bool) -> None:
+    """What the session did, from its log: the user's requests, files read and changed,
+    commands and their outcomes, errors (their decisive lines, and the call that fixed them),
+    the todo list. Pruned and compacted messages count too."""
+    trail = app.reader.session(session_id).artifacts(at=replay_point(at))
+    if as_json:
+        app.json(views.artifacts_json(trail))
+    else:
+        app.show(views.artifacts_view(trail))
+
+
 def replay_point(value: str | None) -> int | datetime | None:
     """`--at`: a seq, or an ISO time (UTC when it names no zone)."""
     if value is None:

@@ -12,7 +12,14 @@ from rich.table import Table
 from rich.text import Text
 
 from events import FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
-from projections import Context, ContextDiff, LiveMessage, LiveToolResult, TimelineRow
+from projections import (
+    ArtifactTrail,
+    Context,
+    ContextDiff,
+    LiveMessage,
+    LiveToolResult,
+    TimelineRow,
+)
 from store._stats import SessionSummary, StoreStats
 from store._verify import VerifyReport
 
@@ -299,3 +306,138 @@ def stats_text(stats: StoreStats) -> str:
             "(nothing was deleted: every pruned or compacted token is still in the log)",
         ]
     )
+
+
+# the artifact trail
+
+
+def artifacts_view(trail: ArtifactTrail) -> Group:
+    """Sections Requests, Files, Commands, Errors, Todos; an empty one says so."""
+    out: list[Text | Table] = [
+        Text(
+            f"{trail.session_id} at seq {trail.seq}: {len(trail.requests)} requests, "
+            f"{len(trail.files)} files ({len(trail.changed_files)} changed), "
+            f"{len(trail.commands)} commands, {len(trail.errors)} errors "
+            f"({len(trail.open_errors)} open)"
+        )
+    ]
+    out.append(_section("Requests"))
+    for request in trail.user_messages:
+        marks = "".join(
+            f" ({mark})"
+            for mark, on in (("injected", request.injected), ("reverted", request.reverted))
+            if on
+        )
+        style = "dim" if request.injected else ""
+        out.append(Text(f"  [{request.seq}]{marks} {request.text}", style=style))
+    if not trail.user_messages:
+        out.append(Text("  none"))
+    out.append(_section("Files"))
+    if trail.files:
+        table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 2))
+        for name, justify in (
+            ("PATH", "left"),
+            ("LAST", "left"),
+            ("SEQ", "right"),
+            ("TIMES", "right"),
+        ):
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for file in trail.files:
+            table.add_row(Text(file.path), file.last_action, str(file.last_seq), str(file.count))
+        out.append(table)
+    else:
+        out.append(Text("  none"))
+    out.append(_section("Commands"))
+    for run in trail.commands:
+        out.append(
+            Text(f"  [{run.seq}] {_outcome(run.ok, run.exit_code)} {_one_line(run.command)}")
+        )
+    if not trail.commands:
+        out.append(Text("  none"))
+    out.append(_section("Errors"))
+    for error in trail.errors:
+        fixed = f"fixed at {error.fixed_by_seq}" if error.fixed_by_seq else "open"
+        head = f"  [{error.seq}] {error.tool} {_one_line(error.target)} ({fixed})"
+        out.append(Text(head, style="" if error.fixed_by_seq else "red"))
+        out.extend(Text(f"      {line}") for line in error.decisive.splitlines())
+    if not trail.errors:
+        out.append(Text("  none"))
+    out.append(_section("Todos" + (f" (set at {trail.todos_seq})" if trail.todos_seq else "")))
+    for item in trail.todos:
+        out.append(Text(f"  [{item.status or ' '}] {item.text}"))
+    if not trail.todos:
+        out.append(Text("  none"))
+    return Group(*out)
+
+
+def _section(title: str) -> Text:
+    return Text(f"\n{title}", style="bold")
+
+
+def _outcome(ok: bool | None, code: int | None) -> str:
+    if ok is None:
+        return "running"
+    word = "ok" if ok else "failed"
+    return f"{word} (exit {code})" if code is not None else word
+
+
+def _one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""
+
+
+def artifacts_json(trail: ArtifactTrail) -> dict[str, Any]:
+    """The whole trail, with stable keys."""
+    return {
+        "session_id": trail.session_id,
+        "seq": trail.seq,
+        "requests": [
+            {
+                "seq": r.seq,
+                "message_id": r.message_id,
+                "text": r.text,
+                "injected": r.injected,
+                "reverted": r.reverted,
+            }
+            for r in trail.user_messages
+        ],
+        "files": [
+            {
+                "path": f.path,
+                "last_action": f.last_action,
+                "last_seq": f.last_seq,
+                "count": f.count,
+                "actions": [{"action": action, "seq": seq} for action, seq in f.actions],
+            }
+            for f in trail.files
+        ],
+        "commands": [
+            {
+                "seq": c.seq,
+                "call_id": c.call_id,
+                "tool": c.tool,
+                "command": c.command,
+                "result_seq": c.result_seq,
+                "exit_code": c.exit_code,
+                "ok": c.ok,
+                "decisive": c.decisive,
+            }
+            for c in trail.commands
+        ],
+        "errors": [
+            {
+                "seq": e.seq,
+                "call_id": e.call_id,
+                "tool": e.tool,
+                "target": e.target,
+                "kind": e.kind,
+                "exit_code": e.exit_code,
+                "decisive": e.decisive,
+                "fixed_by_seq": e.fixed_by_seq,
+            }
+            for e in trail.errors
+        ],
+        "todos": [{"text": t.text, "status": t.status} for t in trail.todos],
+        "todos_seq": trail.todos_seq,
+        "tool_calls": {name: count for name, count in trail.tool_calls},
+    }

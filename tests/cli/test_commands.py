@@ -359,7 +359,8 @@ def test_a_tampered_file_is_refused_and_the_store_is_unchanged(cli: Cli, tmp_pat
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["demo"], ["ls"], ["show"], ["timeline"], ["context"], ["diff"], ["prune"], ["compact"],
+    [[], ["demo"], ["ls"], ["show"], ["timeline"], ["artifacts"], ["context"], ["diff"], ["prune"],
+     ["compact"],
      ["restore"], ["fork"], ["verify"], ["stats"], ["export"], ["import"], ["db"],
      ["db", "upgrade"], ["db", "current"]],
 )  # fmt: skip
