@@ -8,9 +8,11 @@ when its bodies are stored elsewhere, compressed, shared by sessions, or deleted
 redaction; joining the bodies back gives exactly the payload that was appended.
 
 Content is every non-empty text of a part (`text`, tool-call `arguments`, tool `output` and
-its truncated `shown` view, file `data`, the blocks of a tool result) and every provider block
-kept verbatim (`native`, stored as its JSON text). That is what a leaked secret can be in, so
-any of it can be redacted: a body can be deleted, an event never.
+its truncated `shown` view, file `data`, the blocks of a tool result), every provider block
+kept verbatim (`native`, stored as its JSON text), and a message's own envelope (its `native`:
+an imported entry's fields, a framework's item, a tool's structured result). That is what a
+leaked secret can be in, so any of it can be redacted: a body can be deleted, an event never.
+Events written before envelopes were bodies keep theirs inline.
 
 References sit only where the vocabulary has a string or a `Native` object, so a reference can
 never be mistaken for content: an object with exactly `bytes` and `sha256` is valid in neither.
@@ -91,9 +93,12 @@ def split_bodies(event_type: str, data: dict[str, Any]) -> tuple[dict[str, Any],
     parts = [
         _split_part(part, bodies, f"$.{key}.parts[{i}]") for i, part in enumerate(message["parts"])
     ]
+    split = {**message, "parts": parts}
+    if isinstance(message.get(_NATIVE), dict):  # the envelope: an entry's `cwd`, a tool's data
+        split[_NATIVE] = _out(native_text(message[_NATIVE]), bodies, f"$.{key}.native")
     if not bodies:
         return data, []
-    return {**data, key: {**message, "parts": parts}}, bodies
+    return {**data, key: split}, bodies
 
 
 def _split_part(part: Any, bodies: list[Body], path: str) -> Any:
@@ -132,12 +137,22 @@ def body_digests(event_type: str, data: Mapping[str, Any]) -> list[str]:
 
 
 def part_digests(event_type: str, data: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Per part id, the digests of its content (a tool result's blocks count as its own)."""
+    """Per part id, the digests of its content (a tool result's blocks count as its own, and
+    so does its message's envelope, which can repeat any part: redacting a part deletes it)."""
+    envelope = [ref[REFERENCE_KEY] for ref in _envelope_references(event_type, data)]
     found: dict[str, list[str]] = {}
     for part in _parts(event_type, data):
         if isinstance(part.get("id"), str):
-            found[part["id"]] = [ref[REFERENCE_KEY] for ref in _part_references(part)]
+            own = [ref[REFERENCE_KEY] for ref in _part_references(part)]
+            found[part["id"]] = own + envelope
     return found
+
+
+def _envelope_references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    key = _MESSAGES.get(event_type)
+    message: Any = data.get(key) if key is not None else None
+    if isinstance(message, dict) and is_reference(message.get(_NATIVE)):
+        yield message[_NATIVE]
 
 
 def _parts(event_type: str, data: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -155,6 +170,7 @@ def _has_parts(message: object) -> bool:
 def _references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for part in _parts(event_type, data):
         yield from _part_references(part)
+    yield from _envelope_references(event_type, data)
 
 
 def _part_references(part: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -180,6 +196,11 @@ def join_bodies(event_type: str, data: dict[str, Any], texts: Mapping[str, str])
         return data
     for part in message["parts"]:
         _join_part(part, texts)
+    native: Any = message.get(_NATIVE)
+    if is_reference(native):
+        text = texts.get(native[REFERENCE_KEY])
+        if text is not None:
+            message[_NATIVE] = _native_back(text)
     return data
 
 

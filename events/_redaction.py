@@ -30,7 +30,10 @@ def redacted(message: Message, part_ids: frozenset[str], placeholder: str) -> Me
     parts = tuple(
         _redacted(part, placeholder) if part.id in part_ids else part for part in message.parts
     )
-    return message.model_copy(update={"parts": parts})
+    update: dict[str, object] = {"parts": parts}
+    if message.native is not None:  # the envelope's body goes with any of its parts
+        update["native"] = Native(api=REDACTED_API, value=placeholder)
+    return message.model_copy(update=update)
 
 
 def _redacted(part: Part, placeholder: str) -> Part:

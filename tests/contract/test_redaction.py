@@ -246,3 +246,28 @@ def test_a_tool_results_native_is_a_body_redacted_with_its_output(
         assert redacted.message.parts[0].native == Native(
             api="sessionstore.redacted", value="[redacted: leaked]"
         )
+
+
+def test_a_secret_in_a_message_envelope_is_redacted_with_its_parts(
+    sqlite_backend: Backend,
+) -> None:
+    """An imported entry's fields (a tool's structured result, a `cwd`) are the message's
+    envelope: a body like its parts' content, deleted when any part of it is redacted."""
+    from events import Message, Native, TextPart
+
+    url = sqlite_backend.url
+    store = SessionStore(url)
+    s = store.create_session(model="m")
+    envelope = Native(api="claude-code", value={"toolUseResult": {"stdout": f"KEY={SECRET}"}})
+    message = s.append_message(
+        Message(role="user", parts=(TextPart(text="the config"),), native=envelope)
+    )
+    assert found_in_files(url, SECRET) != []
+    s.redact([message.parts[0].id], reason="leaked")
+    store.close()
+    assert found_in_files(url, SECRET) == []
+    with SessionStore(url) as reopened:
+        assert reopened.verify(s.id).ok
+        [stored] = reopened.session(s.id).context().messages
+        assert stored.native == Native(api="sessionstore.redacted", value="[redacted: leaked]")
+        assert SECRET not in "\n".join(reopened.export_session(s.id))
