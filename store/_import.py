@@ -217,7 +217,7 @@ def _transcripts_under(folder: Path, format: str | None) -> list[Path]:
     files another file reads as its companions (Claude Code's subagents) and OpenCode's
     storage files (read per session)."""
     forms = [FORMATS[format]] if format in FORMATS else list(FORMATS.values())
-    patterns = {form.pattern for form in forms} or {"*.jsonl"}
+    patterns = {pattern for form in forms for pattern in form.patterns}
     found = {file for pattern in patterns for file in folder.rglob(pattern) if file.is_file()}
     for storage in _opencode_storages(folder):
         found = {file for file in found if storage not in file.parents}

@@ -34,8 +34,8 @@ class Format:
     """Whether a file is in this format, from its first line parsed (`None` when it is not
     JSON) and its first lines as text."""
     read: Reader
-    pattern: str = "*.jsonl"
-    """The files of this format's sessions, under a folder (a glob, recursive)."""
+    patterns: tuple[str, ...] = ("*.jsonl",)
+    """The files of this format's sessions, under a folder (globs, recursive)."""
     companions: Callable[[Path], list[Path]] | None = None
     """Files that belong to a session file (Claude Code's subagents), read with it."""
 
@@ -57,6 +57,7 @@ FORMATS: dict[str, Format] = {
         lambda text, encoding, name, companions: [
             claude_code_transcript(text, encoding, name, companions)
         ],
+        patterns=("*.jsonl", "*.json"),  # the web export is one JSON document
         companions=claude_code_subagents,
     ),
     "codex": Format(
@@ -73,7 +74,7 @@ FORMATS: dict[str, Format] = {
         "opencode",
         lambda value, _: looks_like_opencode(value),
         lambda text, encoding, _, __: [opencode_transcript(text, encoding)],
-        pattern="*.json",
+        patterns=("*.json",),
     ),
 }
 
@@ -98,6 +99,6 @@ def recognise(text: str, path: PurePath) -> Format | None:
     value = first_value(text)
     lines = [line for line in text.split("\n", 20)[:20] if line.strip()]
     for form in FORMATS.values():
-        if path.match(form.pattern) and form.recognises(value, lines):
+        if any(path.match(p) for p in form.patterns) and form.recognises(value, lines):
             return form
     return None
