@@ -25,6 +25,7 @@ from store._errors import ImportRefused
 from store._tokens import with_tokens
 
 Json = dict[Any, Any]
+_MAX_WHERE = 120
 _DATA_URL = re.compile(r"data:([^;,]+);base64,(.*)", re.DOTALL)
 
 
@@ -50,6 +51,8 @@ def at_line(line: int | None) -> Iterator[None]:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(key) for key in error["loc"])
+        if len(where) > _MAX_WHERE:  # a value nested hundreds deep has hundreds of keys
+            where = f"{where[: _MAX_WHERE // 2]}...{where[-_MAX_WHERE // 2 :]}"
         raise ImportRefused(f"invalid {exc.title} {where}: {error['msg']}", line) from None
     except (InvalidEvent, ValueError) as exc:
         raise ImportRefused(f"not storable: {exc}", line) from None
