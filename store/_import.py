@@ -106,8 +106,13 @@ def _write_one(log: EventLog, transcript: Transcript, header: Header) -> Importe
     ]
     times: list[datetime | None] = [entry.time for entry in transcript.entries]
     if log.recorder.head(session_id) is not None:
-        stored = {event.event_id for event in log.read(session_id, 1, MAX_SEQ)}
+        stored = {event.event_id: event.payload for event in log.read(session_id, 1, MAX_SEQ)}
         fresh = [event for event in events if event.event_id not in stored]
+        changed = [
+            Skipped(None, f"{entry.key} changed since it was imported: kept as it was then")
+            for entry, event in zip(transcript.entries, events, strict=True)
+            if stored.get(event.event_id, event.payload) != event.payload
+        ]  # an entry still being written (a response's later blocks) when the file was read
         if fresh:
             log.append(session_id, fresh, None)
         return ImportedSession(
@@ -116,7 +121,7 @@ def _write_one(log: EventLog, transcript: Transcript, header: Header) -> Importe
             transcript.source_id,
             created=False,
             events_written=len(fresh),
-            skipped=tuple(transcript.skipped),
+            skipped=(*transcript.skipped, *changed),
         )
     if not events:
         raise ImportRefused(f"the {transcript.format} transcript holds nothing to import")
@@ -137,7 +142,8 @@ def _write_one(log: EventLog, transcript: Transcript, header: Header) -> Importe
         StateChanged(values={"imported_from": origin}),
         event_id_for(session_id, "imported_from"),
     )
-    batch = log.encode([started, imported, *events])
+    opening = NewEvent(started, event_id_for(session_id, "started"))
+    batch = log.encode([opening, imported, *events])
     first = next((t for t in times if t is not None), None)
     links = dated_links(session_id, batch, [first, first, *times], log.now())
     insert_links(log.recorder, session_id, links, (b for item in batch for b in item.bodies))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -20,7 +19,6 @@ from store._append import Clock, EventLike, check_session_id, encode_batch
 from store._backends import open_recorder, resolve_url
 from store._errors import (
     ConcurrencyError,
-    ImportRefused,
     InvalidArgument,
     SessionExists,
     UnknownSession,
@@ -83,15 +81,6 @@ def _names_a_file(text: str) -> bool:
         return Path(text).expanduser().exists()
     except (OSError, ValueError):
         return False
-
-
-def _json(text: str) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportRefused(f"not JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
-    except RecursionError:
-        raise ImportRefused("the JSON is nested too deeply to read") from None
 
 
 def _check_store_options(

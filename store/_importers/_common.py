@@ -18,6 +18,7 @@ from events import (
     InvalidEvent,
     Message,
     Part,
+    ToolResultPart,
     canonical_json,
 )
 from events._arguments import brief
@@ -33,12 +34,23 @@ def counted(
     parts: Sequence[Part], encoding: str, prefix: str | None, start: int = 0
 ) -> tuple[Part, ...]:
     """Parts with their tokens counted (so the fold never estimates), and numbered
-    `<message id>.<n>` when the message id is stable, so a re-import gives the same ids."""
+    `<message id>.<n>` (a tool result's blocks `<part id>.b<n>`) when the message id is stable,
+    so a re-import gives the same ids, and the same hashes in another store."""
     if prefix is not None:
-        parts = [p.model_copy(update={"id": f"{prefix}.{start + n}"}) for n, p in enumerate(parts)]
+        parts = [_numbered(p, f"{prefix}.{start + n}") for n, p in enumerate(parts)]
     for part in parts:
         canonical_json(part.model_dump(mode="json"))  # a NUL, say, fails here, not at append
     return tuple(with_tokens(part, encoding) for part in parts)
+
+
+def _numbered(part: Part, part_id: str) -> Part:
+    update: dict[str, object] = {"id": part_id}
+    if isinstance(part, ToolResultPart) and part.blocks is not None:
+        update["blocks"] = tuple(
+            block.model_copy(update={"id": f"{part_id}.b{n}"})
+            for n, block in enumerate(part.blocks)
+        )
+    return part.model_copy(update=update)
 
 
 @contextmanager

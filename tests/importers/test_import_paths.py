@@ -133,6 +133,12 @@ def test_every_format_under_one_folder(store: SessionStore) -> None:
     assert all(store.verify(s.session_id).ok for s in result.sessions)
     again = store.import_session(fixtures)
     assert (again.events_written, again.created) == (0, [])
+    with SessionStore("sqlite://") as elsewhere:  # the same files give the same events
+        elsewhere.import_session(fixtures)
+        for session_id in result.session_ids:
+            assert [e.hash for e in elsewhere.read(session_id)] == [
+                e.hash for e in store.read(session_id)
+            ]
     only = SessionStore("sqlite://").import_session(fixtures, format="codex")
     assert {s.format for s in only.sessions} == {"codex"} and len(only.sessions) == 2
 
@@ -142,3 +148,21 @@ def test_an_agent_format_imports_from_text_too(store: SessionStore) -> None:
     s = store.import_session(rollout.read_text(), format="codex")
     assert s.id == "codex-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a604"
     assert s.header.app == "codex" and s.context().messages
+
+
+def test_an_entry_that_changed_since_its_import_is_reported(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """A response read while Claude Code was still writing it: its later blocks cannot join
+    the message stored already, and the import says so instead of dropping them silently."""
+    from tests.importers.test_claude_code_complete import jsonl, parallel_session
+
+    path = tmp_path / "live.jsonl"
+    path.write_text(jsonl(parallel_session()[:3]))  # msg_1 cut after its text block
+    store.import_session(path)
+    path.write_text(jsonl(parallel_session()))
+    grown = store.import_session(path).sessions[0]
+    assert [skip.reason for skip in grown.skipped] == [
+        "a1 changed since it was imported: kept as it was then"
+    ]
+    assert grown.events_written > 0  # the results and the next response are added
