@@ -1,0 +1,111 @@
+"""What a compaction kept: the fidelity benchmark's measures, pure.
+
+Right after each compaction, three things must still be in the live context (the summary
+included) for the work to go on: every real user request so far (its first 80 characters),
+every file path created, modified or deleted so far (in full), and the last error before it
+(its decisive line). The truth comes from the artifact trail, computed from the events, never
+from the summary; "present" means found in the text of the live context's messages, whitespace
+collapsed on both sides (a summary may put a request on one line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from events import NativePart, ReasoningPart, TextPart, ToolCallPart
+from projections import ArtifactTrail, ErrorSeen, LiveMessage, LiveToolResult, native_text
+
+REQUEST_CHARS = 80
+
+
+def flat(text: str) -> str:
+    """`text` with every run of whitespace as one space."""
+    return " ".join(text.split())
+
+
+def context_text(messages: Iterable[LiveMessage]) -> str:
+    """Everything the model reads of `messages`: texts, reasoning, tool names and arguments,
+    tool outputs as shown (a placeholder when pruned), a provider's own blocks as their JSON,
+    flattened. Files and images are not text."""
+    chunks: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, TextPart | ReasoningPart):
+                chunks.append(part.text)
+            elif isinstance(part, ToolCallPart):
+                chunks += [part.name, part.arguments]
+            elif isinstance(part, LiveToolResult):
+                chunks.append(part.output)
+            elif isinstance(part, NativePart):
+                chunks.append(native_text(part))
+    return flat("\n".join(chunks))
+
+
+def request_key(text: str) -> str:
+    return flat(text[:REQUEST_CHARS])
+
+
+def decisive_line(error: ErrorSeen) -> str:
+    """The one line of an error's decisive lines that says what failed: a pytest `FAILED`
+    summary (test id and message), a traceback's exception (its last line), a compiler's
+    first `error` line; else the last line. The trail's `…` cut marks are dropped."""
+    lines = [line.strip().strip("…").strip() for line in error.decisive.splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        return ""
+    for line in lines:
+        if line.startswith(("FAILED ", "ERROR ")):
+            return line
+    if error.kind == "traceback":
+        return lines[-1]
+    for line in lines:
+        if "error" in line.lower():
+            return line
+    return lines[-1]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What one compaction kept of the trail: totals, and what it lost by name."""
+
+    requests: int
+    requests_total: int
+    paths: int
+    paths_total: int
+    error: bool | None
+    """Whether the last error's decisive line is there (`None`: no error so far)."""
+    error_lines: float | None
+    """The share of the last error's decisive lines that are there."""
+    lost_requests: tuple[str, ...]
+    lost_paths: tuple[str, ...]
+    lost_error: str
+
+
+def kept(trail: ArtifactTrail, text: str) -> Kept:
+    """What of `trail` is in the flattened context `text` (see `context_text`)."""
+    requests = [request_key(r.text) for r in trail.requests if not r.reverted]
+    lost_requests = tuple(r for r in requests if r not in text)
+    paths = [file.path for file in trail.changed_files]
+    lost_paths = tuple(p for p in paths if p not in text)
+    error: bool | None = None
+    share: float | None = None
+    lost_error = ""
+    if trail.errors:
+        last = trail.errors[-1]
+        line = flat(decisive_line(last))
+        error = bool(line) and line in text
+        lines = [flat(x.strip("…")) for x in last.decisive.splitlines() if x.strip("… ")]
+        share = sum(1 for x in lines if x in text) / len(lines) if lines else 1.0
+        lost_error = "" if error else line
+    return Kept(
+        requests=len(requests) - len(lost_requests),
+        requests_total=len(requests),
+        paths=len(paths) - len(lost_paths),
+        paths_total=len(paths),
+        error=error,
+        error_lines=share,
+        lost_requests=lost_requests,
+        lost_paths=lost_paths,
+        lost_error=lost_error,
+    )
