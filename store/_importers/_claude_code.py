@@ -187,10 +187,12 @@ def _entries(text: str, *, strict: bool) -> tuple[list[tuple[int, Json]], list[S
         if isinstance(document, dict) and isinstance(document.get("loglines"), list):
             found = []
             for number, entry in enumerate(document["loglines"], start=1):
-                if isinstance(entry, dict) and isinstance(entry.get("type"), str):
-                    found.append((number, entry))
-                else:
+                if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
                     skip(number, "a logline that is not an object with a type")
+                elif (bad := _bad_link(entry)) is not None:
+                    skip(number, f"{bad!r} is not a string")
+                else:
+                    found.append((number, entry))
             return found, skipped
     lines = text.split("\n")
     last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
@@ -214,9 +216,19 @@ def _entries(text: str, *, strict: bool) -> tuple[list[tuple[int, Json]], list[S
             skip(number, f"a JSON {_kind(value)}, not an entry")
         elif not isinstance(value.get("type"), str):
             skip(number, "an object without a type")
+        elif (bad := _bad_link(value)) is not None:
+            skip(number, f"{bad!r} is not a string")  # links key the entry tree
         else:
             entries.append((number, value))
     return entries, skipped
+
+
+def _bad_link(entry: Json) -> str | None:
+    for key in ("uuid", "parentUuid", "logicalParentUuid"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            return key
+    return None
 
 
 def _kind(value: object) -> str:
