@@ -282,6 +282,10 @@ def _union(old: Sequence[T], new: Sequence[T], key: Callable[[T], Hashable]) -> 
     fresh = {key(entry): entry for entry in new}
     merged = [fresh.pop(key(entry), entry) for entry in old]
     merged += [entry for entry in new if key(entry) in fresh]
+    seqs = [getattr(entry, "seq", None) for entry in merged]
+    if all(isinstance(seq, int) for seq in seqs):  # an entry the previous summary left out
+        order = sorted(range(len(merged)), key=lambda n: seqs[n])  # comes back in its place
+        merged = [merged[n] for n in order]
     return tuple(merged)
 
 
