@@ -168,11 +168,11 @@ def summary_from_trail(
             continue  # an error entry says more
         outcome = "no result yet" if c.ok is None else "ok"
         line = _one_line(c.command, COMMAND_CHARS)
-        at = seq(c.result_seq or c.seq)  # when it took effect, as errors and files are dated
+        done = seq(c.result_seq or c.seq)  # when it took effect, as errors and files are dated
         if commands and (commands[-1].command, commands[-1].outcome) == (line, outcome):
-            commands[-1] = replace(commands[-1], seq=at, times=commands[-1].times + 1)
+            commands[-1] = replace(commands[-1], seq=done, times=commands[-1].times + 1)
         else:
-            commands.append(CommandEntry(at, line, outcome))
+            commands.append(CommandEntry(done, line, outcome))
     state, unanswered = _state(messages, trail, exact_seqs)
     return StructuredSummary(
         through_seq=seq(trail.seq),
@@ -283,8 +283,9 @@ def _union(old: Sequence[T], new: Sequence[T], key: Callable[[T], Hashable]) -> 
     merged = [fresh.pop(key(entry), entry) for entry in old]
     merged += [entry for entry in new if key(entry) in fresh]
     seqs = [getattr(entry, "seq", None) for entry in merged]
-    if all(isinstance(seq, int) for seq in seqs):  # an entry the previous summary left out
-        order = sorted(range(len(merged)), key=lambda n: seqs[n])  # comes back in its place
+    known = [seq for seq in seqs if isinstance(seq, int)]
+    if len(known) == len(merged):  # an entry the previous summary left out
+        order = sorted(range(len(merged)), key=lambda n: known[n])  # comes back in its place
         merged = [merged[n] for n in order]
     return tuple(merged)
 

@@ -597,11 +597,13 @@ class Session:
 
     def before_llm_call(self, summarizer: Summarizer | None = None) -> ContextCheck:
         """Call before each model request: prunes, then compacts, if the context overflows."""
-        return self._keep_in_window("before_llm_call", check.summarizer_or_none(summarizer))
+        check.summarizer_or_none(summarizer)
+        return self._keep_in_window("before_llm_call", summarizer)
 
     def after_tool_result(self, summarizer: Summarizer | None = None) -> ContextCheck:
         """Call after appending tool results: the same check, recorded as `after_tool`."""
-        return self._keep_in_window("after_tool", check.summarizer_or_none(summarizer))
+        check.summarizer_or_none(summarizer)
+        return self._keep_in_window("after_tool", summarizer)
 
     @_serialized
     def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:

@@ -43,10 +43,20 @@ from store._tokens import DEFAULT_ENCODING, count
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class Summarizer(Protocol):
+class PlainSummarizer(Protocol):
     def __call__(
         self, messages: Sequence[LiveMessage], target_tokens: int
     ) -> str | Awaitable[str]: ...
+
+
+class AnchoredSummarizer(Protocol):
+    def __call__(
+        self, messages: Sequence[LiveMessage], target_tokens: int, *, anchors: SummaryAnchors
+    ) -> str | Awaitable[str]: ...
+
+
+Summarizer = PlainSummarizer | AnchoredSummarizer
+"""A summarizer: `(messages, target_tokens)`, with or without a keyword `anchors`."""
 
 
 @dataclass(frozen=True, slots=True)

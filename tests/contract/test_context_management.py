@@ -186,10 +186,8 @@ def test_an_async_summarizer_needs_a_thread_inside_a_running_loop(store: Session
 
     version = s.version
     asyncio.run(agent_loop())
-    assert (
-        s.version == version + 1
-        and s.context().messages[0].parts[0].text == "[Summary of earlier conversation]\nshort"
-    )  # type: ignore[union-attr]
+    text = s.context().messages[0].parts[0].text  # type: ignore[union-attr]
+    assert s.version == version + 1 and text == "[Summary of earlier conversation]\nshort"
 
 
 def test_a_check_that_cannot_shrink_cools_down_until_the_context_grows(
