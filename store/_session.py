@@ -10,6 +10,7 @@ appended, so they always show the session as it is.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import logging
 import threading
@@ -24,6 +25,7 @@ from events import (
     CompactionReason,
     CompressionChanged,
     CompressionConfig,
+    ContentRedacted,
     ContextCompacted,
     Message,
     MessageAppended,
@@ -754,6 +756,13 @@ class Session:
                 break
             fold.apply(event)
         self._trail = fold
+        trail = fold.trail()
+        redactions = [e for e in events if e.seq > last and isinstance(e.payload, ContentRedacted)]
+        if redactions:  # a later redaction reaches back: what it deleted stays out of the summary
+            for event in redactions:
+                fold.apply(event)
+            trail = dataclasses.replace(fold.trail(), seq=last)
+            self._trail = None  # folded past its boundary: the next compaction starts again
         previous = [
             "".join(p.text for p in m.parts if isinstance(p, TextPart))
             for m in plan.replaced
@@ -761,7 +770,7 @@ class Session:
         ]
         return SummaryAnchors(
             previous="\n\n".join(previous) if previous else None,
-            trail=fold.trail(),
+            trail=trail,
             encoding=self.header.encoding,
         )
 

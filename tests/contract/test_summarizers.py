@@ -99,6 +99,23 @@ def test_compacting_three_times_merges_one_summary_that_keeps_every_request_path
     assert "error: step 7 failed" in text
 
 
+def test_a_redaction_after_the_replaced_range_keeps_its_secret_out_of_the_summary(
+    session: Session,
+) -> None:
+    secret = session.append_user("my token is sk-SECRET-123, use it for the deploy")
+    session.append_assistant("Noted. " * 300)
+    coding_turns(session, 1, 1)
+    first = session.compact(keep_turns=1, keep_tokens=0)  # the secret is in the trail now
+    coding_turns(session, 2, 1)
+    summary = first.payload.summary.parts[0].id  # type: ignore[attr-defined]
+    session.redact([secret.parts[0].id, summary], reason="a leaked token")
+    coding_turns(session, 3, 1)
+    session.compact(keep_turns=1, keep_tokens=0)  # replaces up to turn 2: before the redaction
+    text = summary_text(session)
+    assert "sk-SECRET-123" not in text and "[redacted: a leaked token]" in text
+    assert "request 2: make step 2 work." in text
+
+
 def test_every_render_shows_the_summary_as_a_marked_user_turn(session: Session) -> None:
     coding_turns(session, 0, 2)
     session.compact(lambda messages, target: "two steps fail", keep_turns=1, keep_tokens=0)
