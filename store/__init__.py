@@ -44,7 +44,8 @@ from store._policies import CompactionPlan, Measure, PrunePlan
 from store._rows import SessionInfo
 from store._session import ContextCheck, Session
 from store._store import SessionStore
-from store._summarize import ExtractiveSummarizer, OpenAIChatSummarizer, Summarizer
+from store._summarize import ExtractiveSummarizer, Summarizer, SummaryAnchors
+from store._summarize_model import ModelSummarizer, OpenAIChatSummarizer
 from store._tool_calls import ToolCall
 from store._verify import Checkpoint, SessionHead, VerifyReport
 
@@ -77,6 +78,7 @@ __all__ = [
     "LiveMessage",
     "LiveToolResult",
     "Measure",
+    "ModelSummarizer",
     "NewEvent",
     "NotInContext",
     "OpenAIChatSummarizer",
@@ -91,6 +93,7 @@ __all__ = [
     "SessionStore",
     "SessionStoreError",
     "Summarizer",
+    "SummaryAnchors",
     "TimelineRow",
     "ToolCall",
     "ToolLimits",

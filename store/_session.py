@@ -10,6 +10,7 @@ appended, so they always show the session as it is.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import logging
 import threading
@@ -24,6 +25,7 @@ from events import (
     CompactionReason,
     CompressionChanged,
     CompressionConfig,
+    ContentRedacted,
     ContextCompacted,
     Message,
     MessageAppended,
@@ -52,6 +54,7 @@ from events import (
 )
 from events._arguments import brief, describe_validation_error, described
 from projections import (
+    ArtifactFold,
     ArtifactTrail,
     Context,
     ContextFold,
@@ -79,7 +82,14 @@ from store._providers import anthropic_message, chat_message, responses_message
 from store._recorder import Head
 from store._redact import plan_redaction, redacted_parts
 from store._state import state_delta
-from store._summarize import ExtractiveSummarizer, Summarizer, run_summarizer, summarizer_name
+from store._summarize import (
+    ExtractiveSummarizer,
+    Summarizer,
+    SummaryAnchors,
+    accepts_anchors,
+    marked_summary,
+    run_summarizer,
+)
 from store._tokens import count, with_tokens
 from store._tool_calls import ToolCall as ToolCall  # re-exported: its home used to be here
 from store._tool_calls import ToolCallLike
@@ -153,6 +163,9 @@ class Session:
         self._config: tuple[SessionStarted, CompressionConfig] | None = None
         self._stale = False  # the fold missed events that are stored: reload before use
         self._config_warned = False
+        self._trail: ArtifactFold | None = None
+        """The artifact trail up to the last compaction's replaced events, folded on from there
+        for the next one (summarizers that take anchors)."""
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"
@@ -586,11 +599,13 @@ class Session:
 
     def before_llm_call(self, summarizer: Summarizer | None = None) -> ContextCheck:
         """Call before each model request: prunes, then compacts, if the context overflows."""
-        return self._keep_in_window("before_llm_call", check.summarizer_or_none(summarizer))
+        check.summarizer_or_none(summarizer)
+        return self._keep_in_window("before_llm_call", summarizer)
 
     def after_tool_result(self, summarizer: Summarizer | None = None) -> ContextCheck:
         """Call after appending tool results: the same check, recorded as `after_tool`."""
-        return self._keep_in_window("after_tool", check.summarizer_or_none(summarizer))
+        check.summarizer_or_none(summarizer)
+        return self._keep_in_window("after_tool", summarizer)
 
     @_serialized
     def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
@@ -705,7 +720,9 @@ class Session:
     ) -> ContextCompacted | None:
         """The compaction event for `plan`, or `None` when its summary would not be shorter."""
         config = self.config
-        text = run_summarizer(summarizer, plan.replaced, config.summary_tokens)
+        anchors = self._anchors(plan) if accepts_anchors(summarizer) else None
+        text, name = run_summarizer(summarizer, plan.replaced, config.summary_tokens, anchors)
+        text = marked_summary(text)
         tokens = count(text, self.header.encoding)
         if tokens >= plan.replaced_tokens:
             return None
@@ -717,7 +734,44 @@ class Session:
             tokens_before=before,
             tokens_after=before - plan.replaced_tokens + tokens,
             reason=reason,
-            summarizer=summarizer_name(summarizer),
+            summarizer=name,
+        )
+
+    def _anchors(self, plan: CompactionPlan) -> SummaryAnchors:
+        """The previous summary among the replaced messages, and the artifact trail up to the
+        newest event that appended one of them (the whole log when none is found: an imported
+        or forked head). The trail is folded on from the last compaction's, so each
+        compaction reads only the events since."""
+        fold = self._trail if self._trail is not None else ArtifactFold()
+        replaced = {m.id for m in plan.replaced}
+        events = self._log.read(self.id, fold.seq + 1, self._fold.seq)
+        appended = [
+            e.seq
+            for e in events
+            if isinstance(e.payload, MessageAppended) and e.payload.message.id in replaced
+        ]
+        last = max(appended) if appended else self._fold.seq
+        for event in events:
+            if event.seq > last:
+                break
+            fold.apply(event)
+        self._trail = fold
+        trail = fold.trail()
+        redactions = [e for e in events if e.seq > last and isinstance(e.payload, ContentRedacted)]
+        if redactions:  # a later redaction reaches back: what it deleted stays out of the summary
+            for event in redactions:
+                fold.apply(event)
+            trail = dataclasses.replace(fold.trail(), seq=last)
+            self._trail = None  # folded past its boundary: the next compaction starts again
+        previous = [
+            "".join(p.text for p in m.parts if isinstance(p, TextPart))
+            for m in plan.replaced
+            if m.summary
+        ]
+        return SummaryAnchors(
+            previous="\n\n".join(previous) if previous else None,
+            trail=trail,
+            encoding=self.header.encoding,
         )
 
     @_serialized

@@ -1,8 +1,15 @@
 """Summarizers for compaction: anything that turns the messages to replace into text.
 
 A `Summarizer` is a callable `(messages, target_tokens) -> str`, or one returning an awaitable
-of it. `ExtractiveSummarizer` works offline with no model; `OpenAIChatSummarizer` asks any
-OpenAI-compatible chat endpoint (standard library only, so it needs no extra package).
+of it. One that also takes a keyword `anchors` (`SummaryAnchors`: the previous summary, the
+artifact trail computed from the log, the session's encoding) is given them: the session
+inspects its signature, so a two-argument summarizer keeps working unchanged.
+`ExtractiveSummarizer` works offline with no model and writes the structured summary of
+`projections._summary`; `store._summarize_model` asks a model (any OpenAI-compatible chat
+endpoint) and completes its answer with the same exact sections.
+
+A summarizer may answer an `AttributedSummary`, text that names who actually wrote it (a
+fallback, say): the compaction event records that name.
 
 Where an awaitable summary is awaited: when `AsyncSession` runs the sync core in a worker
 thread, on its caller's event loop (see `CallerLoop`); in a thread with no running loop, in
@@ -15,25 +22,73 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-import json
 import threading
-import urllib.request
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from events import InvalidEvent, TextPart, ToolCallPart
+from events import InvalidEvent, Message, MessageAppended, TextPart, ToolResultPart
 from events._arguments import described
 from events._canonical import check_json_value
-from projections import LiveMessage, LiveToolResult, to_openai
+from events._envelope import RecordedEvent
+from projections import ArtifactFold, ArtifactTrail, LiveMessage, LiveToolResult
+from projections._summary import SUMMARY_MARKER, StructuredSummary, merge, summary_from_trail
+from projections._summary_text import parse_summary, render_summary
 from store._errors import CompactionError
+from store._tokens import DEFAULT_ENCODING, count
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class Summarizer(Protocol):
+class PlainSummarizer(Protocol):
     def __call__(
         self, messages: Sequence[LiveMessage], target_tokens: int
     ) -> str | Awaitable[str]: ...
+
+
+class AnchoredSummarizer(Protocol):
+    def __call__(
+        self, messages: Sequence[LiveMessage], target_tokens: int, *, anchors: SummaryAnchors
+    ) -> str | Awaitable[str]: ...
+
+
+Summarizer = PlainSummarizer | AnchoredSummarizer
+"""A summarizer: `(messages, target_tokens)`, with or without a keyword `anchors`."""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryAnchors:
+    """What a summarizer that asks for `anchors` is given besides the messages to replace.
+
+    `previous` is the text of the summary among them (the one compacting again merges into),
+    or `None`; `trail` is the session's artifact trail up to the last event replaced, read
+    from the log (originals, not what pruning left); `encoding` is the session's tiktoken
+    encoding, to count the summary as the session will."""
+
+    previous: str | None
+    trail: ArtifactTrail
+    encoding: str = DEFAULT_ENCODING
+
+
+class AttributedSummary(str):
+    """Summary text naming the summarizer that wrote it, when that is not the one called (a
+    model summarizer's fallback): the compaction event records this name."""
+
+    summarizer: str
+
+    def __new__(cls, text: str, summarizer: str) -> AttributedSummary:
+        made = super().__new__(cls, text)
+        made.summarizer = summarizer
+        return made
+
+
+def marked_summary(text: str) -> str:
+    """`text` opening with `SUMMARY_MARKER`, so every render shows the model this user turn is
+    a summary, whoever wrote it (a summarizer of one's own, a model)."""
+    return text if text.startswith(SUMMARY_MARKER) else f"{SUMMARY_MARKER}\n{text}"
 
 
 def summarizer_name(summarizer: Callable[..., object]) -> str:
@@ -46,14 +101,52 @@ def summarizer_name(summarizer: Callable[..., object]) -> str:
     return type(summarizer).__name__
 
 
+def accepts_anchors(summarizer: Callable[..., object]) -> bool:
+    """Whether `summarizer` takes a keyword `anchors` (named, not only through `**kwargs`: a
+    wrapper passing everything on to a two-argument function would break). A class's
+    `__call__` is inspected once per class."""
+    if inspect.isfunction(summarizer) or inspect.ismethod(summarizer):
+        return _takes_anchors(summarizer)
+    kind = type(summarizer)
+    known = _ANCHORED.get(kind)
+    if known is None:
+        call = getattr(kind, "__call__", None)  # noqa: B004 (the class's, not the instance's)
+        known = _ANCHORED[kind] = call is not None and _takes_anchors(call)
+    return known
+
+
+_ANCHORED: dict[type, bool] = {}
+"""Whether each summarizer class's `__call__` takes anchors (an idempotent cache: a race only
+inspects twice)."""
+
+
+def _takes_anchors(function: Callable[..., object]) -> bool:
+    try:
+        parameter = inspect.signature(function).parameters.get("anchors")
+    except (TypeError, ValueError):
+        return False
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return parameter is not None and parameter.kind in kinds
+
+
 def run_summarizer(
-    summarizer: Summarizer, messages: Sequence[LiveMessage], target_tokens: int
-) -> str:
-    """The summary text; `CompactionError` when the summarizer fails, returns something that
-    is not text (or an awaitable of text), returns blank text, or text that cannot be stored."""
+    summarizer: Summarizer,
+    messages: Sequence[LiveMessage],
+    target_tokens: int,
+    anchors: SummaryAnchors | None = None,
+) -> tuple[str, str]:
+    """The summary text and the name of the summarizer that wrote it; `anchors` are passed
+    when given (give them only to a summarizer that `accepts_anchors`). `CompactionError` when
+    the summarizer fails, returns something that is not text (or an awaitable of text),
+    returns blank text, or text that cannot be stored."""
     name = summarizer_name(summarizer)
     try:
-        result: object = summarizer(messages, target_tokens)
+        call: Callable[..., object] = summarizer
+        result: object = (
+            call(messages, target_tokens)
+            if anchors is None
+            else call(messages, target_tokens, anchors=anchors)
+        )
         if inspect.isawaitable(result):
             result = _await(result)
     except Exception as exc:
@@ -62,14 +155,17 @@ def run_summarizer(
         ) from exc
     if not isinstance(result, str):
         raise CompactionError(f"the summarizer {name} returned {described(result)}, not text")
+    if isinstance(result, AttributedSummary):
+        name = result.summarizer
     if not result.strip():
         raise CompactionError(f"the summarizer {name} returned no text")
+    text = str(result)
     try:
-        check_json_value(result, "summary")
+        check_json_value(text, "summary")
     except InvalidEvent as exc:
         message = f"the summarizer {name} returned text that cannot be stored: {exc}"
         raise CompactionError(message) from None
-    return result
+    return text, name
 
 
 def _first_line(exc: BaseException) -> str:
@@ -150,154 +246,90 @@ _CALLER_LOOP: ContextVar[CallerLoop | None] = ContextVar("sessionstore_caller_lo
 
 # offline
 
-_READS = {"read", "read_file", "view", "cat", "open"}
-_CREATES = {"write", "write_file", "create", "create_file"}
-_EDITS = {"edit", "edit_file", "patch", "apply_patch", "str_replace", "replace", "multiedit"}
-_DELETES = {"delete", "delete_file", "rm", "remove"}
-_PATH_KEYS = ("path", "file_path", "filePath", "file", "filename")
-
 
 class ExtractiveSummarizer:
-    """A summary built from the messages themselves, with no model: the user's requests in
-    order, the tools used with their key arguments, the files read, created, modified and
-    deleted, the errors met and what followed them, and the last state."""
+    """The structured summary (`projections._summary`), built with no model: the user's
+    requests in order, decisions and preferences in their words, files and what was done to
+    each, commands and errors with their fixes, the current state and the next steps, merged
+    into the previous summary's sections and fitted to `target_tokens`.
+
+    With anchors, the sections come from the session's artifact trail (every event up to the
+    compaction, originals included); without (called directly, or by code that passes only
+    the messages), from the messages themselves, and the summary among them is the previous
+    one."""
 
     name = "extractive"
 
-    def __call__(self, messages: Sequence[LiveMessage], target_tokens: int) -> str:
-        requests: list[str] = []
-        tools: dict[str, list[str]] = {}
-        files: dict[str, list[str]] = {"read": [], "created": [], "modified": [], "deleted": []}
-        errors: list[str] = []
-        calls: dict[str, ToolCallPart] = {}
-        last_state = ""
-        earlier: list[str] = []
-        for message in messages:
-            if message.summary:  # an earlier summary is carried whole, not cut as a request
-                earlier.extend(p.text for p in message.parts if isinstance(p, TextPart))
-                continue
-            for part in message.parts:
-                if isinstance(part, TextPart) and message.role == "user":
-                    requests.append(_line(part.text))
-                elif isinstance(part, TextPart) and message.role == "assistant" and part.text:
-                    last_state = _line(part.text)
-                elif isinstance(part, ToolCallPart):
-                    calls[part.call_id] = part
-                    tools.setdefault(part.name, []).append(_key_argument(part))
-                    _note_file(part, files)
-                elif isinstance(part, LiveToolResult) and part.is_error:
-                    call = calls.get(part.call_id)
-                    what = f"{call.name}({_key_argument(call)})" if call else part.name or "a tool"
-                    errors.append(f"{what}: {_line(part.output)}")
-        lines = [f"Summary of conversation from {messages[0].id} to {messages[-1].id}"]
-        for text in earlier:
-            lines += ["", "Earlier summary:", text]
-        if requests:
-            lines += ["", "User requests, in order:"] + [f"- {r}" for r in requests]
-        if tools:
-            lines += ["", "Tools used:"]
-            for name, arguments in tools.items():
-                shown = ", ".join(dict.fromkeys(a for a in arguments if a))
-                lines.append(f"- {name} x{len(arguments)}" + (f": {shown}" if shown else ""))
-        for kind, paths in files.items():
-            if paths:
-                lines.append(f"Files {kind}: {', '.join(dict.fromkeys(paths))}")
-        if errors:
-            lines += ["", "Errors met (later turns show what followed):"]
-            lines += [f"- {e}" for e in errors]
-        if last_state:
-            lines += ["", f"Last state: {last_state}"]
-        return _fit("\n".join(lines), target_tokens)
+    def __call__(
+        self,
+        messages: Sequence[LiveMessage],
+        target_tokens: int,
+        *,
+        anchors: SummaryAnchors | None = None,
+    ) -> str:
+        summary = structured_summary(messages, anchors)
+        encoding = anchors.encoding if anchors is not None else DEFAULT_ENCODING
+        return render_summary(summary, target_tokens, lambda text: count(text, encoding))
 
 
-def _line(text: str, width: int = 200) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+def structured_summary(
+    messages: Sequence[LiveMessage], anchors: SummaryAnchors | None
+) -> StructuredSummary:
+    """The sections of `messages` (with their anchors when given), merged into the previous
+    summary's. A previous summary in another format is kept as notes, whole, to shrink with
+    the rest rather than nest."""
+    if anchors is not None:
+        new = summary_from_trail(anchors.trail, messages)
+        previous = [anchors.previous] if anchors.previous is not None else []
+    else:
+        new = summary_from_trail(trail_of_messages(messages), messages, exact_seqs=False)
+        previous = [_text(m) for m in messages if m.summary]
+    merged: StructuredSummary | None = None
+    for text in previous:
+        parsed = parse_summary(text)
+        if parsed is None:  # an older summary, or one written by another summarizer
+            parsed = StructuredSummary(compactions=1, notes=text, notes_by="an earlier summary")
+        merged = parsed if merged is None else merge(merged, parsed)
+    return new if merged is None else merge(merged, new)
 
 
-def _key_argument(call: ToolCallPart) -> str:
-    arguments = call.input
-    if not isinstance(arguments, dict):
-        return _line(call.arguments, 80)
-    for key in (*_PATH_KEYS, "pattern", "query", "command", "cmd", "url"):
-        value = arguments.get(key)
-        if isinstance(value, str):
-            return _line(value, 80)
-    return _line(json.dumps(arguments, sort_keys=True), 80)
+def _text(message: LiveMessage) -> str:
+    return "".join(p.text for p in message.parts if isinstance(p, TextPart))
 
 
-def _note_file(call: ToolCallPart, files: dict[str, list[str]]) -> None:
-    arguments = call.input
-    if not isinstance(arguments, dict):
-        return
-    path = next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
-    if path is None:
-        return
-    name = call.name.lower()
-    kind = (
-        "read"
-        if name in _READS
-        else "created"
-        if name in _CREATES
-        else "modified"
-        if name in _EDITS
-        else "deleted"
-        if name in _DELETES
-        else None
-    )
-    if kind is not None:
-        files[kind].append(str(path))
-
-
-def _fit(text: str, target_tokens: int) -> str:
-    """At most about `target_tokens` tokens (four characters each), cut at a line end."""
-    limit = target_tokens * 4
-    if len(text) <= limit:
-        return text
-    cut = text.rfind("\n", 0, limit)
-    return text[: cut if cut > 0 else limit] + "\n[summary cut to its target length]"
-
-
-# any OpenAI-compatible endpoint
-
-PROMPT = (
-    "Summarize the conversation below for the agent that will continue it. Keep the user's "
-    "requests, decisions made, files touched, commands run with their outcomes, errors and how "
-    "they were fixed, and what remains to do. Be factual and brief: at most {target} tokens."
-)
-
-
-class OpenAIChatSummarizer:
-    """Asks `{base_url}/chat/completions` (OpenAI, vLLM, Ollama, LiteLLM...) for the summary."""
-
-    name = "openai-chat"
-
-    def __init__(
-        self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 120
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api_key = api_key
-        self.timeout = timeout
-
-    def __call__(self, messages: Sequence[LiveMessage], target_tokens: int) -> str:
-        transcript = json.dumps(to_openai(messages), ensure_ascii=False)
-        body = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": PROMPT.format(target=target_tokens)},
-                {"role": "user", "content": transcript},
-            ],
-            "max_tokens": target_tokens,
-        }
-        request = urllib.request.Request(
-            f"{self.base_url}/chat/completions",
-            data=json.dumps(body).encode("utf-8"),
-            headers={"Content-Type": "application/json", **self._auth()},
+def trail_of_messages(messages: Sequence[LiveMessage]) -> ArtifactTrail:
+    """The artifact trail of live messages (a summary among them left out), as if they had
+    been appended in order: what a summarizer called without anchors can know. Outputs are as
+    the model was shown them (a pruned one is its placeholder)."""
+    fold = ArtifactFold()
+    for n, message in enumerate(messages, 1):
+        if message.summary:
+            continue
+        parts = tuple(
+            ToolResultPart(
+                id=p.id, call_id=p.call_id, name=p.name, output=p.output, is_error=p.is_error
+            )
+            if isinstance(p, LiveToolResult)
+            else p
+            for p in message.parts
         )
-        with urllib.request.urlopen(request, timeout=self.timeout) as response:
-            reply: Any = json.load(response)
-        return str(reply["choices"][0]["message"]["content"] or "")
+        stored = Message.model_construct(
+            id=message.id, role=message.role, parts=parts, usage=None, native=message.native
+        )  # built from a live message that was valid when stored: no need to validate it again
+        fold.apply(_appended(stored, n))
+    return fold.trail()
 
-    def _auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+def _appended(message: Message, seq: int) -> RecordedEvent:
+    return RecordedEvent(
+        position=seq,
+        session_id="",
+        seq=seq,
+        event_id="",
+        type="MessageAppended",
+        schema_version=1,
+        recorded_at=_EPOCH,
+        prev_hash="",
+        hash="",
+        payload=MessageAppended.model_construct(message=message),
+    )

@@ -52,6 +52,8 @@ FIXED_TURN = [
     {"role": "tool", "tool_call_id": "c1", "content": "def add(a, b):\n    return a - b\n"},
 ]
 
+MARK = "[Summary of earlier conversation]\n"  # every compaction summary opens with it
+
 
 async def agent_turn(s: AsyncSession) -> Message:
     """The README's first turn; returns the user's task."""
@@ -137,7 +139,7 @@ def test_prune_restore_and_compact_through_the_async_face(backend: Backend) -> N
 
             event = await s.compact(summarize, keep_turns=1, keep_tokens=0)
             summary = (await s.context()).messages[0]
-            assert summary.summary and summary.parts[0].text == "15 messages: six bash runs"  # type: ignore[union-attr]
+            assert summary.summary and summary.parts[0].text == f"{MARK}15 messages: six bash runs"  # type: ignore[union-attr]
             assert event.payload.summarizer == "summarize"  # type: ignore[attr-defined]
             stats = await store.stats()
             assert (stats.prunes, stats.compactions) == (1, 1)
@@ -298,7 +300,7 @@ def test_a_cancelled_call_returns_once_its_worker_is_done(backend: Backend) -> N
         assert time.perf_counter() - began >= 0.3  # raised after the compaction was stored
         assert s.version == session.version + 1
         events = await s.context()
-        assert events.messages[0].parts[0].text == "four bash runs"  # type: ignore[union-attr]
+        assert events.messages[0].parts[0].text == f"{MARK}four bash runs"  # type: ignore[union-attr]
 
     asyncio.run(loop())
     store.close()
@@ -320,12 +322,12 @@ def test_summarizers_run_on_the_callers_loop_in_its_context(backend: Backend) ->
         s = AsyncSessionStore.from_store(store)
         handle = await s.session(session.id)
         event = await handle.compact(summarize, keep_turns=1, keep_tokens=0)
-        assert event.payload.summary.parts[0].text == "four bash runs"  # type: ignore[attr-defined]
+        assert event.payload.summary.parts[0].text == f"{MARK}four bash runs"  # type: ignore[attr-defined]
         assert seen == [asyncio.get_running_loop(), threading.main_thread(), "r-42"]
         handle.summarizer = lambda messages, target_tokens: "a sync summary"
         await handle.append_user("turn 4")
         event = await handle.compact(keep_turns=1, keep_tokens=0)
-        assert event.payload.summary.parts[0].text == "a sync summary"  # type: ignore[attr-defined]
+        assert event.payload.summary.parts[0].text == f"{MARK}a sync summary"  # type: ignore[attr-defined]
 
     asyncio.run(loop())
     store.close()

@@ -84,7 +84,7 @@ def test_the_event_loop_is_never_blocked_by_a_summarizer_or_a_database_wait(
             compacted = check.compactions[0].payload
             assert (compacted.type, compacted.summary.parts[0].text) == (  # type: ignore[attr-defined]
                 "ContextCompacted",
-                SUMMARY,
+                f"[Summary of earlier conversation]\n{SUMMARY}",
             )
             versions = [await store.version(o.id) for o in others]
             assert versions == [1 + n for n in counts] and min(counts) >= 1

@@ -113,7 +113,7 @@ def test_overflow_compacts_when_pruning_is_not_enough(store: SessionStore) -> No
     assert (event.reason, event.summarizer) == ("before_llm_call", "extractive")  # type: ignore[attr-defined]
     assert check.after.tokens <= check.after.limit  # type: ignore[operator]
     summary = s.context().messages[0]
-    assert summary.summary and summary.parts[0].text.startswith("Summary of conversation from")  # type: ignore[union-attr]
+    assert summary.summary and summary.parts[0].text.startswith("[Summary of earlier conversation]")  # type: ignore[union-attr]
 
 
 def test_one_long_turn_is_compacted_inside_itself(store: SessionStore) -> None:
@@ -186,7 +186,8 @@ def test_an_async_summarizer_needs_a_thread_inside_a_running_loop(store: Session
 
     version = s.version
     asyncio.run(agent_loop())
-    assert s.version == version + 1 and s.context().messages[0].parts[0].text == "short"  # type: ignore[union-attr]
+    text = s.context().messages[0].parts[0].text  # type: ignore[union-attr]
+    assert s.version == version + 1 and text == "[Summary of earlier conversation]\nshort"
 
 
 def test_a_check_that_cannot_shrink_cools_down_until_the_context_grows(
@@ -280,21 +281,31 @@ def test_the_extractive_summary_names_requests_tools_files_and_errors(store: Ses
     text = ExtractiveSummarizer()(messages, 2000)
     assert text == "\n".join(
         [
-            f"Summary of conversation from {messages[0].id} to {messages[-1].id}",
+            "[Summary of earlier conversation] Compaction 1. The requests, files, commands and "
+            "errors below are computed from the session's events, not recalled; long entries "
+            "keep their beginning and end.",
             "",
-            "User requests, in order:",
-            "- Fix the failing test",
+            "## The task and the user's requests, in order",
+            "Request 1 (22 characters):",
+            "Fix   the failing test",
             "",
-            "Tools used:",
-            "- read x1: calc.py",
-            "- edit x1: calc.py",
-            "Files read: calc.py",
-            "Files modified: calc.py",
+            "## Decisions and preferences (the user's words, picked out by a heuristic)",
+            "(none)",
             "",
-            "Errors met (later turns show what followed):",
-            "- edit(calc.py): error: old text not found",
+            "## Files and what was done to each",
+            "- calc.py — read; last read",
             "",
-            "Last state: I will retry the edit.",
+            "## Commands and errors, with their fixes",
+            "Tools used: edit x1, read x1",
+            "Error — edit(calc.py); not fixed yet (25 characters):",
+            "error: old text not found",
+            "",
+            "## Current state",
+            "The assistant's last message (22 characters):",
+            "I will retry the edit.",
+            "",
+            "## Next steps",
+            "- Fix the error: edit(calc.py)",
         ]
     )
 
@@ -329,12 +340,14 @@ def test_the_openai_adapter_asks_the_endpoint(
     url, seen = chat_endpoint
     s = store.create_session(model="m")
     for turn in range(3):
-        s.append_user(f"turn {turn} " + "word " * 40)
+        s.append_user(f"turn {turn} " + "word " * 400)
     s.compact(
         summarizer=OpenAIChatSummarizer(base_url=url, model="small"), keep_turns=1, keep_tokens=0
     )
-    assert seen[0]["model"] == "small" and seen[0]["max_tokens"] == 2000
-    assert s.context().messages[0].parts[0].text == "They fixed calc.py."  # type: ignore[union-attr]
+    assert seen[0]["model"] == "small" and seen[0]["max_completion_tokens"] == 2000
+    text = s.context().messages[0].parts[0].text  # type: ignore[union-attr]
+    assert text.startswith("[Summary of earlier conversation]")
+    assert text.endswith("Written by small (openai-chat) (19 characters):\nThey fixed calc.py.")
     assert store.read(s.id)[-1].payload.summarizer == "openai-chat"  # type: ignore[attr-defined]
 
 
