@@ -10,15 +10,15 @@ window, so pruning never happened there and everything fell to compaction. Each 
 fraction of the usable window, capped at its absolute field (`Budgets`, `budgets(usable)`);
 without a known window the absolute values apply. With the defaults and the default output
 reserve (4,096), in tokens (`protect_tokens`, `minimum_prune`, `keep_recent_tokens`,
-`max_user_message_tokens` in force):
+`max_user_message_tokens`, `safety_margin` in force):
 
-| window | usable | limit (0.8) | protect | minimum_prune | keep_recent | max_user_message |
-|---|---|---|---|---|---|---|
-| 8,192 | 4,096 | 3,276 | 1,024 | 409 | 614 | 1,024 |
-| 32,768 | 28,672 | 22,937 | 7,168 | 2,867 | 4,300 | 7,168 |
-| 65,536 | 61,440 | 49,152 | 15,360 | 6,144 | 9,216 | 8,000 |
-| 128,000 | 123,904 | 99,123 | 30,976 | 12,390 | 18,585 | 8,000 |
-| 200,000 | 195,904 | 156,723 | 40,000 | 19,590 | 20,000 | 8,000 |
+| window | usable | limit | protect | min. prune | keep recent | user message | margin |
+|---|---|---|---|---|---|---|---|
+| 8,192 | 4,096 | 3,276 | 1,024 | 409 | 614 | 1,024 | 204 |
+| 32,768 | 28,672 | 22,937 | 7,168 | 2,867 | 4,300 | 7,168 | 1,433 |
+| 65,536 | 61,440 | 49,152 | 15,360 | 6,144 | 9,216 | 8,000 | 2,000 |
+| 128,000 | 123,904 | 99,123 | 30,976 | 12,390 | 18,585 | 8,000 | 2,000 |
+| 200,000 | 195,904 | 156,723 | 40,000 | 19,590 | 20,000 | 8,000 | 2,000 |
 
 Only fields with defaults are ever added, so every config stored by an older version still
 parses (the model forbids unknown fields, not missing ones).
@@ -62,7 +62,10 @@ class CompressionConfig(ArgumentModel):
     # overflow: the context overflows past trigger_ratio of (window - output reserve)
     trigger_ratio: float = Field(default=0.8, gt=0, le=1)
     safety_margin: int = Field(default=2_000, ge=0)
-    """Tokens added to the stored counts, which leave out per-message framing and tool schemas."""
+    """Cap on the tokens added to the stored counts, which leave out per-message framing and
+    tool schemas (see `safety_margin_ratio`); unused once the provider reports usage."""
+    safety_margin_ratio: float = Field(default=0.05, ge=0, le=1)
+    """2,000 tokens were half of an 8k window's usable part: the margin scales too."""
 
     # pruning of old tool outputs (and of older turns' reasoning)
     protect_turns: int = Field(default=0, ge=0)
@@ -126,6 +129,7 @@ class CompressionConfig(ArgumentModel):
             max_user_message_tokens=max(
                 scaled(self.max_user_message_tokens, self.user_message_ratio), 1
             ),
+            safety_margin=scaled(self.safety_margin, self.safety_margin_ratio),
         )
 
     def limits_for(self, tool: str | None) -> tuple[int, int, Direction]:
@@ -146,3 +150,4 @@ class Budgets:
     minimum_prune: int
     keep_recent_tokens: int
     max_user_message_tokens: int
+    safety_margin: int

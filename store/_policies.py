@@ -50,12 +50,12 @@ class Measure:
 def measure(fold: ContextFold, config: CompressionConfig) -> Measure:
     header = fold.header
     assert header is not None
+    usable = _usable(header)
     if fold.usage_base is not None:
         reported, counted_then = fold.usage_base
         tokens, source = reported + fold.tokens - counted_then, "usage"
     else:
-        tokens, source = fold.tokens + config.safety_margin, "stored"
-    usable = _usable(header)
+        tokens, source = fold.tokens + config.budgets(usable).safety_margin, "stored"
     limit = None if usable is None else int(usable * config.trigger_ratio)
     return Measure(tokens, source, limit, usable)  # type: ignore[arg-type]
 
@@ -73,7 +73,7 @@ def cooling_down(fold: ContextFold, config: CompressionConfig, now: Measure) -> 
     if fold.last_compaction is None or now.limit is None:
         return False
     seq, tokens_after = fold.last_compaction
-    after = tokens_after + config.safety_margin
+    after = tokens_after + config.budgets(now.usable).safety_margin
     recent = fold.seq - seq < config.cooldown_events
     return recent and after > now.limit and now.tokens <= after
 

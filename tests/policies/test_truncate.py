@@ -62,11 +62,11 @@ def test_a_long_line_is_cut_between_characters(direction: str, kept: str) -> Non
     direction=st.sampled_from(["head", "tail"]),
 )
 def test_the_shown_part_is_a_whole_character_slice_within_the_limits(
-    text: str, max_lines: int, max_bytes: int, direction: str
+    text: str, max_lines: int, max_bytes: int, direction: Direction
 ) -> None:
     cut = truncated_view(
         text, max_lines=max_lines, max_bytes=max_bytes, direction=direction, part_id="p"
-    )  # type: ignore[arg-type]
+    )
     if cut is None:
         assert len(text.encode()) <= max_bytes and text.count("\n") <= max_lines
         return
