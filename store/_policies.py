@@ -141,12 +141,13 @@ def plan_prune(
     signature). When clearing it frees `needed` tokens, the plan stops there.
 
     Outputs, by tool use: walk back from the newest message, keep the results of the newest
-    assistant message's calls, the outputs of the last `protect_turns` user turns, and the
-    newest `keep_tool_results` outputs while they fit in `protect_tokens` (scaled to the
-    `usable` window, see `CompressionConfig.budgets`); take every older one, inside the
-    current turn too, except outputs of protected tools and of pinned messages. Stop at an
-    output already pruned or at a compaction summary: what lies before was dealt with already.
-    Outputs no longer than their placeholder stay. `None` when nothing can be cleared."""
+    assistant message's calls (when no user message came since), the outputs of the last
+    `protect_turns` user turns, and the newest `keep_tool_results` outputs while they fit in
+    `protect_tokens` (scaled to the `usable` window, see `CompressionConfig.budgets`); take
+    every older one, inside the current turn too, except outputs of protected tools and of
+    pinned messages. Stop at an output already pruned or at a compaction summary: what lies
+    before was dealt with already. Outputs no longer than their placeholder stay. `None` when
+    nothing can be cleared."""
     budgets = config.budgets(usable)
     reasoning = _old_reasoning(messages)
     reasoning_tokens = sum(part.tokens or 0 for part in reasoning)
@@ -228,9 +229,11 @@ def _old_outputs(
 
 
 def _latest_batch(messages: Sequence[LiveMessage]) -> set[str]:
-    """Call ids of the newest assistant message that calls tools: its results are the step
-    the loop is on, kept whatever their number."""
+    """Call ids of the newest assistant message that calls tools, unless the user spoke
+    since: its results are the step the current turn is on, kept whatever their number."""
     for message in reversed(messages):
+        if _is_turn_start(message):
+            return set()
         calls = {p.call_id for p in message.parts if isinstance(p, ToolCallPart)}
         if message.role == "assistant" and calls:
             return calls
