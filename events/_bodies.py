@@ -7,12 +7,13 @@ truncation limits) and, where a part's content was, a reference `{"bytes": <size
 when its bodies are stored elsewhere, compressed, shared by sessions, or deleted by a
 redaction; joining the bodies back gives exactly the payload that was appended.
 
-Content is every non-empty text of a part (`text`, tool-call `arguments`, tool `output` and
-its truncated `shown` view, file `data`, the blocks of a tool result), every provider block
-kept verbatim (`native`, stored as its JSON text), and a message's own envelope (its `native`:
-an imported entry's fields, a framework's item, a tool's structured result). That is what a
-leaked secret can be in, so any of it can be redacted: a body can be deleted, an event never.
-Events written before envelopes were bodies keep theirs inline.
+Content is every non-empty text of a part (`text`, tool-call `arguments`, tool `output`, the
+truncated `shown` view of an output or of a long user text, file `data`, the blocks of a tool
+result), every provider block kept verbatim (`native`, stored as its JSON text), and a
+message's own envelope (its `native`: an imported entry's fields, a framework's item, a tool's
+structured result). That is what a leaked secret can be in, so any of it can be redacted: a
+body can be deleted, an event never. Events written before envelopes were bodies keep theirs
+inline.
 
 References sit only where the vocabulary has a string or a `Native` object, so a reference can
 never be mistaken for content: an object with exactly `bytes` and `sha256` is valid in neither.
@@ -105,7 +106,7 @@ def _split_part(part: Any, bodies: list[Body], path: str) -> Any:
     if not isinstance(part, dict):
         return part
     split = dict(part)
-    hidden = part.get("type") == "tool_result" and isinstance(part.get("truncation"), dict)
+    hidden = isinstance(part.get("truncation"), dict)  # a tool output's or a user text's
     for field in _TEXT_FIELDS.get(part.get("type"), ()):
         text = part.get(field)
         if isinstance(text, str) and text:

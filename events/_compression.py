@@ -2,11 +2,31 @@
 
 Stored as a plain object in `SessionStarted.compression` (and replaced by `CompressionChanged`),
 so each session carries its own settings and an audit can tell which ones were in force.
-Defaults follow the field's practice (OpenCode, pi, neovate-code).
+Defaults follow the field's practice (OpenCode, pi, neovate-code, Anthropic's context editing).
+
+Budgets scale with the usable window (`context_window - output_reserve`): fixed budgets made for
+a 128k window (protect 40k tokens of output, prune at least 20k) are larger than a whole 32k
+window, so pruning never happened there and everything fell to compaction. Each budget is a
+fraction of the usable window, capped at its absolute field (`Budgets`, `budgets(usable)`);
+without a known window the absolute values apply. With the defaults and the default output
+reserve (4,096), in tokens (`protect_tokens`, `minimum_prune`, `keep_recent_tokens`,
+`max_user_message_tokens`, `safety_margin` in force):
+
+| window | usable | limit | protect | min. prune | keep recent | user message | margin |
+|---|---|---|---|---|---|---|---|
+| 8,192 | 4,096 | 3,276 | 1,024 | 409 | 614 | 1,024 | 204 |
+| 32,768 | 28,672 | 22,937 | 7,168 | 2,867 | 4,300 | 7,168 | 1,433 |
+| 65,536 | 61,440 | 49,152 | 15,360 | 6,144 | 9,216 | 8,000 | 2,000 |
+| 128,000 | 123,904 | 99,123 | 30,976 | 12,390 | 18,585 | 8,000 | 2,000 |
+| 200,000 | 195,904 | 156,723 | 40,000 | 19,590 | 20,000 | 8,000 | 2,000 |
+
+Only fields with defaults are ever added, so every config stored by an older version still
+parses (the model forbids unknown fields, not missing ones).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import ConfigDict, Field
@@ -42,17 +62,39 @@ class CompressionConfig(ArgumentModel):
     # overflow: the context overflows past trigger_ratio of (window - output reserve)
     trigger_ratio: float = Field(default=0.8, gt=0, le=1)
     safety_margin: int = Field(default=2_000, ge=0)
-    """Tokens added to the stored counts, which leave out per-message framing and tool schemas."""
+    """Cap on the tokens added to the stored counts, which leave out per-message framing and
+    tool schemas (see `safety_margin_ratio`); unused once the provider reports usage."""
+    safety_margin_ratio: float = Field(default=0.05, ge=0, le=1)
+    """2,000 tokens were half of an 8k window's usable part: the margin scales too."""
 
-    # pruning of old tool outputs
-    protect_turns: int = Field(default=2, ge=0)
+    # pruning of old tool outputs (and of older turns' reasoning)
+    protect_turns: int = Field(default=0, ge=0)
+    """User turns whose outputs are all kept. 0 by default: an agentic turn (one prompt, then
+    fifty tool calls) is one turn, and protecting it whole meant it could never be pruned;
+    `keep_tool_results` protects the newest outputs instead, whatever turn they are in."""
+    keep_tool_results: int = Field(default=5, ge=0)
+    """The newest tool outputs kept (within `protect_tokens`), counted by tool use, inside the
+    current turn too; the results of the newest assistant message's calls are always kept.
+    Five: an agent's next step reads what its last few calls returned (the file read, the
+    edit, the test run that checks it, a search), Anthropic's `clear_tool_uses` keeps three by
+    default, and parallel calls of one step are kept apart from this count."""
     protect_tokens: int = Field(default=40_000, ge=0)
+    """Cap on the tokens of output the kept results may hold (see `protect_ratio`)."""
+    protect_ratio: float = Field(default=0.25, ge=0, le=1)
     minimum_prune: int = Field(default=20_000, ge=0)
+    """Cap on the tokens a prune must free, unless it alone gets the context under the limit:
+    each prune changes the prompt's prefix (a cache miss), so small ones are not worth it."""
+    minimum_prune_ratio: float = Field(default=0.1, ge=0, le=1)
     protected_tools: tuple[str, ...] = ("skill", "task")
 
     # compaction of the head of the conversation
     keep_recent_turns: int = Field(default=2, ge=0)
     keep_recent_tokens: int = Field(default=20_000, ge=0)
+    """Cap on the tokens compaction keeps at the end (see `keep_recent_ratio`)."""
+    keep_recent_ratio: float = Field(default=0.15, ge=0, le=1)
+    minimum_compaction_saving: float = Field(default=0.2, ge=0, lt=1)
+    """A compaction whose summary saves less than this fraction of the tokens it replaces is not
+    appended (2,480 tokens replaced by a 2,445-token summary helps nothing and loses detail)."""
     max_attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS)
     """Compactions one automatic check may try, each keeping less; bounded, as every attempt
     may pay for a summary and a check must end."""
@@ -62,8 +104,33 @@ class CompressionConfig(ArgumentModel):
     summary_tokens: int = Field(default=2_000, gt=0)
     """The length asked of the summarizer."""
 
+    # user messages
+    max_user_message_tokens: int = Field(default=8_000, gt=0)
+    """Cap on the tokens a user message's text is shown with (see `user_message_ratio`): a
+    longer one (a pasted `find .` listing) is shown truncated, head kept, its original in the
+    event and restorable like a tool output."""
+    user_message_ratio: float = Field(default=0.25, gt=0, le=1)
+
     auto: bool = True
     """Whether `before_llm_call` / `after_tool_result` prune and compact by themselves."""
+
+    def budgets(self, usable: int | None) -> Budgets:
+        """The token budgets in force for a usable window of `usable` tokens (window minus
+        output reserve): each ratio of it, capped at its absolute field; the absolute values
+        when the window is unknown."""
+
+        def scaled(cap: int, ratio: float) -> int:
+            return cap if usable is None else min(cap, int(usable * ratio))
+
+        return Budgets(
+            protect_tokens=scaled(self.protect_tokens, self.protect_ratio),
+            minimum_prune=scaled(self.minimum_prune, self.minimum_prune_ratio),
+            keep_recent_tokens=scaled(self.keep_recent_tokens, self.keep_recent_ratio),
+            max_user_message_tokens=max(
+                scaled(self.max_user_message_tokens, self.user_message_ratio), 1
+            ),
+            safety_margin=scaled(self.safety_margin, self.safety_margin_ratio),
+        )
 
     def limits_for(self, tool: str | None) -> tuple[int, int, Direction]:
         """(max_lines, max_bytes, direction) for outputs of `tool`."""
@@ -73,3 +140,14 @@ class CompressionConfig(ArgumentModel):
             override.max_bytes or self.max_bytes,
             override.direction or self.direction,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    """The token budgets a session's policies use, for its window (`CompressionConfig.budgets`)."""
+
+    protect_tokens: int
+    minimum_prune: int
+    keep_recent_tokens: int
+    max_user_message_tokens: int
+    safety_margin: int

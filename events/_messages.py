@@ -53,12 +53,38 @@ NativeField = Annotated[Native | None, Field(default=None, exclude_if=_absent)]
 """Stored only when present: a message without one encodes (and hashes) as it always did."""
 
 
+class Truncation(FrozenModel):
+    """How a tool output (or a user message's text) was cut before the model saw it; the full
+    text stays in the part."""
+
+    shown: str
+    direction: Literal["head", "tail"]
+    max_lines: int = Field(gt=0)
+    max_bytes: int = Field(gt=0)
+    omitted_lines: int = Field(ge=0)
+    omitted_bytes: int = Field(ge=0)
+    output_tokens: TokenCount = None
+    """Tokens of the full output, for when it is restored (the part's `tokens` count `shown`)."""
+
+
 class TextPart(FrozenModel):
+    """Text. A user message's text over the session's size limit carries a `truncation`:
+    `text` is then the original, in full, and the model is shown `truncation.shown` (`tokens`
+    counts that view), until `Session.restore` brings the original back."""
+
     type: Literal["text"] = "text"
     id: str = Field(default_factory=new_id, min_length=1)
     text: str
     tokens: TokenCount = None
     native: NativeField = None
+    truncation: Annotated[Truncation | None, Field(default=None, exclude_if=_absent)] = None
+    """Stored only when present: a text part without one encodes (and hashes) as it always
+    did."""
+
+    @property
+    def shown(self) -> str:
+        """The text the model was shown: the truncated view when there is one."""
+        return self.truncation.shown if self.truncation is not None else self.text
 
 
 class ReasoningPart(FrozenModel):
@@ -116,19 +142,6 @@ class ToolCallPart(FrozenModel):
         except ValueError:
             return None
         return parsed
-
-
-class Truncation(FrozenModel):
-    """How a tool output was cut before the model saw it; the full output stays in the part."""
-
-    shown: str
-    direction: Literal["head", "tail"]
-    max_lines: int = Field(gt=0)
-    max_bytes: int = Field(gt=0)
-    omitted_lines: int = Field(ge=0)
-    omitted_bytes: int = Field(ge=0)
-    output_tokens: TokenCount = None
-    """Tokens of the full output, for when it is restored (the part's `tokens` count `shown`)."""
 
 
 class ToolResultPart(FrozenModel):

@@ -61,7 +61,9 @@ class MessageAppended(Payload):
 
 
 class OutputsPruned(Payload):
-    """Tool outputs that leave the live context; each shows `placeholder` instead.
+    """Tool outputs that leave the live context; each shows `placeholder` instead. Reasoning
+    parts named here (an older turn's thinking, cleared before any output) leave with no
+    placeholder: renders send nothing of them. `OutputsRestored` brings either back.
 
     `{part_id}` in the placeholder stands for each part's own id, so one event can tell the
     model how to get every output back. `placeholder_tokens` counts one rendered placeholder.

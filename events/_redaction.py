@@ -40,6 +40,8 @@ def _redacted(part: Part, placeholder: str) -> Part:
     update: dict[str, object] = {}
     if isinstance(part, TextPart | ReasoningPart):
         update["text"] = placeholder if part.text else part.text
+        if isinstance(part, TextPart) and part.truncation is not None:  # its view too
+            update["truncation"] = part.truncation.model_copy(update={"shown": placeholder})
     elif isinstance(part, ToolCallPart):
         update["arguments"] = placeholder
     elif isinstance(part, ToolResultPart):

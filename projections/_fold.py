@@ -35,10 +35,12 @@ from events import (
     OutputsPruned,
     OutputsRestored,
     Part,
+    ReasoningPart,
     RecordedEvent,
     SessionCleared,
     SessionStarted,
     StateChanged,
+    TextPart,
     ToolCallPart,
     ToolResultPart,
     format_timestamp,
@@ -50,13 +52,14 @@ from projections._live import (
     LiveToolResult,
     estimate_tokens,
     original_result_tokens,
+    original_text_tokens,
     shown_result_tokens,
     stored_tokens,
 )
 from projections._snapshot import SnapshotState, snapshot_digest
 
 PROJECTION = "context"
-PROJECTION_VERSION = 4
+PROJECTION_VERSION = 5
 """Bump when the fold or its snapshot shape changes: snapshots of other versions are ignored."""
 
 EventRef = tuple[str, int]
@@ -107,7 +110,12 @@ class ContextFold:
     """The session's key-value state (`StateChanged` deltas so far)."""
     _entries: dict[str, _Entry] = field(default_factory=dict)
     _result_owner: dict[str, str] = field(default_factory=dict)
+    _reasoning_owner: dict[str, str] = field(default_factory=dict)
+    """Reasoning parts by id -> message id: a prune can clear an older turn's reasoning."""
+    _text_owner: dict[str, str] = field(default_factory=dict)
+    """Truncated text parts (a long user message) by id -> message id: restorable."""
     _pruned: dict[str, PruneMark] = field(default_factory=dict)
+    """Pruned tool results (shown as the placeholder) and cleared reasoning (left out)."""
     _restored: dict[str, int | None] = field(default_factory=dict)
     """Restored parts, with their originals' token counts when the restore recorded them."""
     _calls: dict[str, ToolCallPart] = field(default_factory=dict)  # live calls by call_id
@@ -206,6 +214,10 @@ class ContextFold:
                 self._answers[part.call_id] = self._answers.get(part.call_id, 0) + 1
             elif isinstance(part, ToolCallPart):
                 self._calls.setdefault(part.call_id, part)
+            elif isinstance(part, ReasoningPart):
+                self._reasoning_owner[part.id] = message.id
+            elif isinstance(part, TextPart) and part.truncation is not None:
+                self._text_owner[part.id] = message.id
         self._recount(entry)
         return Change(added=(message.id,))
 
@@ -230,15 +242,25 @@ class ContextFold:
                     del self._answers[part.call_id]
             elif isinstance(part, ToolCallPart) and self._calls.get(part.call_id) is part:
                 del self._calls[part.call_id]
+            elif isinstance(part, ReasoningPart | TextPart):
+                self._reasoning_owner.pop(part.id, None)
+                self._text_owner.pop(part.id, None)
+                self._pruned.pop(part.id, None)
+                self._restored.pop(part.id, None)
 
     def _prune(self, payload: OutputsPruned, at: datetime) -> Change:
+        """Tool results show the placeholder; reasoning parts are left out (no placeholder:
+        a render sends nothing of them, so they count nothing)."""
         pruned = []
         for part_id in dict.fromkeys(payload.part_ids):
-            if part_id not in self._result_owner or part_id in self._pruned:
+            reasoning = part_id in self._reasoning_owner
+            if not (reasoning or part_id in self._result_owner) or part_id in self._pruned:
                 continue
             placeholder = payload.placeholder.replace("{part_id}", part_id)
             tokens = payload.placeholder_tokens
-            if tokens is None:
+            if reasoning:
+                tokens = 0
+            elif tokens is None:
                 tokens = estimate_tokens(placeholder)
             self._pruned[part_id] = PruneMark(placeholder, tokens, at, payload.reason)
             self._restored.pop(part_id, None)
@@ -285,8 +307,16 @@ class ContextFold:
     # token accounting
 
     def _recount_parts(self, part_ids: list[str]) -> None:
-        for message_id in dict.fromkeys(self._result_owner[p] for p in part_ids):
-            self._recount(self._entries[message_id])
+        for message_id in dict.fromkeys(self._owner(p) for p in part_ids):
+            if message_id is not None:
+                self._recount(self._entries[message_id])
+
+    def _owner(self, part_id: str) -> str | None:
+        """The live message holding a result, reasoning or truncated text part."""
+        for owners in (self._result_owner, self._reasoning_owner, self._text_owner):
+            if part_id in owners:
+                return owners[part_id]
+        return None
 
     def _recount(self, entry: _Entry) -> None:
         tokens = sum(self._part_tokens(part) for part in entry.message.parts)
@@ -295,6 +325,11 @@ class ContextFold:
         entry.shown = None  # a pruned or restored output changes how the message shows
 
     def _part_tokens(self, part: Part) -> int:
+        if isinstance(part, ReasoningPart) and part.id in self._pruned:
+            return 0  # cleared: left out of every render
+        if isinstance(part, TextPart) and part.truncation is not None and part.id in self._restored:
+            counted = self._restored[part.id]
+            return counted if counted is not None else original_text_tokens(part)
         if not isinstance(part, ToolResultPart):
             return stored_tokens(part)
         mark = self._pruned.get(part.id)
@@ -333,15 +368,37 @@ class ContextFold:
         return self._result_part(part_id) if part_id in self._result_owner else None
 
     def pruned_part_ids(self) -> list[str]:
-        """Live tool results now shown as a placeholder, oldest first."""
-        return [p for p in self._result_owner if p in self._pruned]
+        """Live tool results now shown as a placeholder, oldest first, then cleared reasoning
+        parts."""
+        results = [p for p in self._result_owner if p in self._pruned]
+        return results + [p for p in self._reasoning_owner if p in self._pruned]
+
+    def has_restorable_part(self, part_id: str) -> bool:
+        """Whether `part_id` is a live part a restore can name: a tool result, a reasoning
+        part, or a text part that was truncated."""
+        return self._owner(part_id) is not None
 
     def is_restorable(self, part_id: str) -> bool:
-        """Whether a live tool result shows less than its original (pruned or truncated)."""
+        """Whether a live part shows less than its original: a tool result pruned or
+        truncated, reasoning cleared, a long text truncated."""
+        if part_id in self._reasoning_owner:
+            return part_id in self._pruned
+        if part_id in self._text_owner:
+            return part_id not in self._restored
         part = self.tool_result(part_id)
         if part is None or part_id in self._restored:
             return False
         return part_id in self._pruned or part.truncation is not None
+
+    def truncated_text(self, part_id: str) -> TextPart | None:
+        """A live text part that was truncated (a long user message), by id, or `None`."""
+        owner = self._text_owner.get(part_id)
+        if owner is None:
+            return None
+        for part in self._entries[owner].message.parts:
+            if part.id == part_id and isinstance(part, TextPart):
+                return part
+        return None  # pragma: no cover - the index and the entries agree
 
     def tool_call(self, call_id: str) -> ToolCallPart | None:
         """The live tool call with this call id, or `None`."""
@@ -374,9 +431,14 @@ class ContextFold:
     def _live_message(self, entry: _Entry, restore_pruned: bool) -> LiveMessage:
         message = entry.message
         parts: list[LivePart] = []
+        cleared = False
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 parts.append(self._live_result(part, restore_pruned))
+            elif isinstance(part, ReasoningPart) and part.id in self._pruned and not restore_pruned:
+                cleared = True  # an older turn's reasoning, cleared: no render sends it
+            elif isinstance(part, TextPart) and part.truncation is not None:
+                parts.append(self._live_text(part, restore_pruned))
             else:
                 parts.append(part)
         tokens = entry.tokens if not restore_pruned else sum(_live_part_tokens(p) for p in parts)
@@ -389,6 +451,19 @@ class ContextFold:
             pinned=message.id in self.pinned,
             summary=entry.summary,
             native=message.native,
+            reasoning_cleared=cleared,
+        )
+
+    def _live_text(self, part: TextPart, restore_pruned: bool) -> TextPart:
+        """A truncated text part as the model is shown it: `text` is the truncated view (its
+        provider block left out, which holds the original) and `truncation` says it was cut;
+        restored, `text` is the original again, counted in full."""
+        if restore_pruned or part.id in self._restored:
+            counted = self._restored.get(part.id)
+            tokens = counted if counted is not None else original_text_tokens(part)
+            return part.model_copy(update={"tokens": tokens})
+        return part.model_copy(
+            update={"text": part.truncation.shown if part.truncation else part.text, "native": None}
         )
 
     def _live_result(self, part: ToolResultPart, restore_pruned: bool) -> LiveToolResult:

@@ -1,8 +1,9 @@
 """The read model of a live context: messages as the model is shown them.
 
 Stored messages never change; what changes is how a tool result is shown (original, truncated,
-pruned to a placeholder, restored). `LiveMessage` is a message as it stands in the live context
-at one point, with every part's token count resolved.
+pruned to a placeholder, restored), whether a long user message shows its truncated view or
+its original, and whether an older turn's reasoning is still sent. `LiveMessage` is a message
+as it stands in the live context at one point, with every part's token count resolved.
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ class LiveMessage(FrozenModel):
     summary: bool = False
     native: Native | None = Field(default=None, exclude_if=lambda value: value is None)
     """The provider's envelope the message was recorded with (see `events.Native`)."""
+    reasoning_cleared: bool = Field(default=False, exclude_if=lambda value: not value)
+    """Whether reasoning of this message was cleared (an older turn's thinking, by a prune):
+    it is left out of `parts`, and renders send the rest without ties to it (a Responses
+    `function_call` sent with its `id` requires its reasoning item)."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -97,6 +102,17 @@ def stored_tokens(
         return estimate_tokens(part.name + part.arguments)
     if isinstance(part, NativePart):
         return estimate_tokens(native_text(part))
+    if isinstance(part, TextPart):
+        return estimate_tokens(part.shown)
+    return estimate_tokens(part.text)
+
+
+def original_text_tokens(part: TextPart) -> int:
+    """Tokens of a truncated text part's full original."""
+    if part.truncation is None:
+        return stored_tokens(part)
+    if part.truncation.output_tokens is not None:
+        return part.truncation.output_tokens
     return estimate_tokens(part.text)
 
 

@@ -11,9 +11,13 @@ the API's rules:
   items have no such fields and it answers `Unknown parameter`;
 - a `reasoning` item must be directly followed by the item it produced ("Item of type
   'reasoning' was provided without its required following item"). All items of one response
-  are one message, so a revert, a compaction or a prune keeps or removes them together, and
-  prunes touch only tool outputs; but a response can end in a reasoning item (it stopped at
-  `max_output_tokens`): a reasoning item that nothing of its message follows is left out.
+  are one message, so a revert, a compaction or a prune keeps or removes them together; but a
+  response can end in a reasoning item (it stopped at `max_output_tokens`): a reasoning item
+  that nothing of its message follows is left out;
+- the other way round, an item sent with its `id` needs the reasoning item it followed ("Item
+  'fc_…' of type 'function_call' was provided without its required 'reasoning' item"): a
+  response whose reasoning a prune cleared (an older turn's, `LiveMessage.reasoning_cleared`)
+  is sent as another provider's would be, without ids.
 
 What the loop writes goes in as input: system text as a `developer` message (the Responses
 API's role for the application's instructions; a `system` message is the platform's, and
@@ -88,13 +92,19 @@ def to_responses(messages: Sequence[LiveMessage]) -> list[JsonDict]:
                 if isinstance(part, LiveToolResult)
             )
         elif message.role == "assistant":
-            items.extend(_assistant_items(message.parts, custom_calls))
+            own = not message.reasoning_cleared
+            items.extend(_assistant_items(message.parts, custom_calls, own=own))
         else:
             items.extend(_input_items(message.parts, ROLES[message.role]))
     return items
 
 
-def _assistant_items(parts: Sequence[LivePart], custom_calls: set[str]) -> list[JsonDict]:
+def _assistant_items(
+    parts: Sequence[LivePart], custom_calls: set[str], *, own: bool = True
+) -> list[JsonDict]:
+    """A response's items; with `own=False` (its reasoning was cleared) as another provider's:
+    the API refuses a `function_call` or `message` item sent with its `id` but without the
+    reasoning item it followed."""
     items: list[JsonDict] = []
     texts: list[str] = []  # text of other providers, gathered into one assistant message
 
@@ -104,7 +114,7 @@ def _assistant_items(parts: Sequence[LivePart], custom_calls: set[str]) -> list[
             texts.clear()
 
     for part in parts:
-        if is_native(part, OPENAI_RESPONSES):
+        if own and is_native(part, OPENAI_RESPONSES):
             flush()
             item = sendable(native_block(part))
             if item.get("type") == "custom_tool_call" and isinstance(part, ToolCallPart):

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from events import CompressionConfig, OutputsPruned, SessionStarted, ToolCallPart
+from events import (
+    CompressionConfig,
+    OutputsPruned,
+    ReasoningPart,
+    SessionStarted,
+    ToolCallPart,
+)
 from projections import ContextFold, LiveMessage, LiveToolResult
 from projections._fold import always_kept
 
@@ -44,12 +50,12 @@ class Measure:
 def measure(fold: ContextFold, config: CompressionConfig) -> Measure:
     header = fold.header
     assert header is not None
+    usable = _usable(header)
     if fold.usage_base is not None:
         reported, counted_then = fold.usage_base
         tokens, source = reported + fold.tokens - counted_then, "usage"
     else:
-        tokens, source = fold.tokens + config.safety_margin, "stored"
-    usable = _usable(header)
+        tokens, source = fold.tokens + config.budgets(usable).safety_margin, "stored"
     limit = None if usable is None else int(usable * config.trigger_ratio)
     return Measure(tokens, source, limit, usable)  # type: ignore[arg-type]
 
@@ -67,7 +73,7 @@ def cooling_down(fold: ContextFold, config: CompressionConfig, now: Measure) -> 
     if fold.last_compaction is None or now.limit is None:
         return False
     seq, tokens_after = fold.last_compaction
-    after = tokens_after + config.safety_margin
+    after = tokens_after + config.budgets(now.usable).safety_margin
     recent = fold.seq - seq < config.cooldown_events
     return recent and after > now.limit and now.tokens <= after
 
@@ -77,26 +83,40 @@ def cooling_down(fold: ContextFold, config: CompressionConfig, now: Measure) -> 
 
 @dataclass(frozen=True, slots=True)
 class PrunePlan:
-    """Old tool outputs to replace by a placeholder, and what that frees."""
+    """Older turns' reasoning to clear and old tool outputs to replace by a placeholder, and
+    what that frees.
+
+    `reasoning_ids` go first: reasoning is the cheapest to lose (the model reasoned from what
+    it saw; the results and its answers stay), so when clearing it gets the context under the
+    limit no output is touched."""
 
     part_ids: tuple[str, ...]
     tokens: int
     placeholder: str
     placeholder_tokens: int
     minimum: int
+    reasoning_ids: tuple[str, ...] = ()
+    reasoning_tokens: int = 0
+    needed: int | None = None
+    """Tokens to free to get under the overflow limit, when the plan was made for it."""
 
     @property
     def tokens_freed(self) -> int:
-        return self.tokens - self.placeholder_tokens * len(self.part_ids)
+        outputs = self.tokens - self.placeholder_tokens * len(self.part_ids)
+        return outputs + self.reasoning_tokens
 
     @property
     def worth_it(self) -> bool:
-        """Pruning happens only when it frees at least `minimum_prune` tokens."""
-        return self.tokens_freed >= self.minimum
+        """Pruning happens when it frees at least `minimum_prune` tokens, or when it frees
+        what gets the context under the limit (cheaper than any compaction)."""
+        if not self.part_ids and not self.reasoning_ids:
+            return False
+        freed = self.tokens_freed
+        return freed >= self.minimum or (self.needed is not None and freed >= self.needed)
 
     def event(self, reason: str) -> OutputsPruned:
         return OutputsPruned(
-            part_ids=self.part_ids,
+            part_ids=(*self.reasoning_ids, *self.part_ids),
             placeholder=self.placeholder,
             placeholder_tokens=self.placeholder_tokens,
             tokens_freed=self.tokens_freed,
@@ -110,17 +130,82 @@ def plan_prune(
     *,
     now: datetime,
     count: TokenCounter,
+    usable: int | None = None,
+    needed: int | None = None,
 ) -> PrunePlan | None:
-    """Walk back from the newest message: skip the last `protect_turns` user turns, keep the
-    newest `protect_tokens` tokens of tool output, and take everything older, except outputs of
-    protected tools and of pinned messages. Stop at an output already pruned or at a
-    compaction summary: what lies before was dealt with already. Outputs no longer than their
-    placeholder stay. `None` when nothing is old enough."""
+    """What a prune would clear, reasoning first, then old tool outputs.
+
+    Reasoning: the reasoning parts of every assistant message before the current tool loop
+    (the messages since the last user message), except pinned ones; the newest assistant
+    message's reasoning always stays (Anthropic needs the latest turn's thinking with its
+    signature). When clearing it frees `needed` tokens, the plan stops there.
+
+    Outputs, by tool use: walk back from the newest message, keep the results of the newest
+    assistant message's calls (when no user message came since), the outputs of the last
+    `protect_turns` user turns, and the newest `keep_tool_results` outputs while they fit in
+    `protect_tokens` (scaled to the `usable` window, see `CompressionConfig.budgets`); take
+    every older one, inside the current turn too, except outputs of protected tools and of
+    pinned messages. Stop at an output already pruned or at a compaction summary: what lies
+    before was dealt with already. Outputs no longer than their placeholder stay. `None` when
+    nothing can be cleared."""
+    budgets = config.budgets(usable)
+    reasoning = _old_reasoning(messages)
+    reasoning_tokens = sum(part.tokens or 0 for part in reasoning)
+    candidates: list[LiveToolResult] = []
+    if needed is None or reasoning_tokens < needed:
+        candidates = _old_outputs(messages, config, budgets.protect_tokens)
+    stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    placeholder = f"[Output pruned at {stamp}; restore with part id {{part_id}}]"
+    shown = {p.id: count(placeholder.replace("{part_id}", p.id)) for p in candidates}
+    worth = [p for p in reversed(candidates) if p.tokens > shown[p.id]]  # else it would grow
+    if not worth and not reasoning:
+        return None
+    return PrunePlan(
+        part_ids=tuple(p.id for p in worth),
+        tokens=sum(p.tokens for p in worth),
+        placeholder=placeholder,
+        # ids tokenize differently; the largest count keeps the total an overestimate
+        placeholder_tokens=max((shown[p.id] for p in worth), default=0),
+        minimum=budgets.minimum_prune,
+        reasoning_ids=tuple(part.id for part in reasoning),
+        reasoning_tokens=reasoning_tokens,
+        needed=needed,
+    )
+
+
+def _old_reasoning(messages: Sequence[LiveMessage]) -> list[ReasoningPart]:
+    """Reasoning parts of assistant messages before the current tool loop, oldest first."""
+    loop = next(
+        (n for n in range(len(messages) - 1, -1, -1) if _is_turn_start(messages[n])),
+        len(messages),
+    )
+    newest = next(
+        (n for n in range(len(messages) - 1, -1, -1) if messages[n].role == "assistant"), None
+    )
+    return [
+        part
+        for n, message in enumerate(messages[:loop])
+        if message.role == "assistant" and not message.pinned and n != newest
+        for part in message.parts
+        if isinstance(part, ReasoningPart) and part.tokens
+    ]
+
+
+def _is_turn_start(message: LiveMessage) -> bool:
+    return message.role == "user" and not message.summary
+
+
+def _old_outputs(
+    messages: Sequence[LiveMessage], config: CompressionConfig, protect_tokens: int
+) -> list[LiveToolResult]:
+    """Tool outputs old enough to prune, newest first (see `plan_prune`)."""
+    latest = _latest_batch(messages)
     turns = 0
+    kept = 0
     seen = 0
     candidates: list[LiveToolResult] = []
     for message in reversed(messages):
-        if message.role == "user" and not message.summary:
+        if _is_turn_start(message):
             turns += 1
         if turns < config.protect_turns:
             continue
@@ -128,34 +213,31 @@ def plan_prune(
             break
         if message.pinned:
             continue
-        stop = False
         for part in reversed(message.parts):
-            if not isinstance(part, LiveToolResult):
+            if not isinstance(part, LiveToolResult) or part.call_id in latest:
                 continue
             if part.status == "pruned":
-                stop = True
-                break
+                return candidates
             if part.name in config.protected_tools:
                 continue
             seen += part.tokens
-            if seen > config.protect_tokens:
+            if kept < config.keep_tool_results and seen <= protect_tokens:
+                kept += 1
+            else:
                 candidates.append(part)
-        if stop:
-            break
-    stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    placeholder = f"[Output pruned at {stamp}; restore with part id {{part_id}}]"
-    shown = {p.id: count(placeholder.replace("{part_id}", p.id)) for p in candidates}
-    worth = [p for p in reversed(candidates) if p.tokens > shown[p.id]]  # else it would grow
-    if not worth:
-        return None
-    return PrunePlan(
-        part_ids=tuple(p.id for p in worth),
-        tokens=sum(p.tokens for p in worth),
-        placeholder=placeholder,
-        # ids tokenize differently; the largest count keeps the total an overestimate
-        placeholder_tokens=max(shown[p.id] for p in worth),
-        minimum=config.minimum_prune,
-    )
+    return candidates
+
+
+def _latest_batch(messages: Sequence[LiveMessage]) -> set[str]:
+    """Call ids of the newest assistant message that calls tools, unless the user spoke
+    since: its results are the step the current turn is on, kept whatever their number."""
+    for message in reversed(messages):
+        if _is_turn_start(message):
+            return set()
+        calls = {p.call_id for p in message.parts if isinstance(p, ToolCallPart)}
+        if message.role == "assistant" and calls:
+            return calls
+    return set()
 
 
 # compaction
@@ -221,10 +303,21 @@ def _possible_cuts(messages: Sequence[LiveMessage]) -> list[int]:
     return cuts
 
 
-def attempt_limits(config: CompressionConfig, attempt: int) -> tuple[int, int]:
+def attempt_limits(
+    config: CompressionConfig, attempt: int, usable: int | None = None
+) -> tuple[int, int]:
     """(keep_turns, keep_tokens) for shrinking attempt 0, 1, 2...: each keeps less, and the
     last keeps only the turns left (none when max_attempts > keep_recent_turns), with no
-    token floor."""
+    token floor. `keep_tokens` starts from `keep_recent_tokens` scaled to the `usable`
+    window."""
     if attempt == config.max_attempts - 1 and attempt > 0:
         return max(config.keep_recent_turns - attempt, 0), 0
-    return max(config.keep_recent_turns - attempt, 0), config.keep_recent_tokens >> attempt
+    keep_tokens = config.budgets(usable).keep_recent_tokens
+    return max(config.keep_recent_turns - attempt, 0), keep_tokens >> attempt
+
+
+def saves_enough(config: CompressionConfig, replaced_tokens: int, summary_tokens: int) -> bool:
+    """Whether a summary of `summary_tokens` replacing `replaced_tokens` saves at least
+    `minimum_compaction_saving` of them (and is shorter at all)."""
+    saved = replaced_tokens - summary_tokens
+    return saved > 0 and saved >= config.minimum_compaction_saving * replaced_tokens

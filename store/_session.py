@@ -77,6 +77,7 @@ from store._policies import (
     measure,
     plan_compaction,
     plan_prune,
+    saves_enough,
 )
 from store._providers import anthropic_message, chat_message, responses_message
 from store._recorder import Head
@@ -126,7 +127,9 @@ class ContextCheck:
 
     `before` and `after` measure the context on entry and on return; `pruned` and `compactions`
     are the events appended on the way (none when it was within the window); `note` says why
-    it stopped where it did.
+    it stopped where it did. `skipped` holds the compactions planned but not appended because
+    their summary saved too little (`minimum_compaction_saving`), each as (tokens it would
+    replace, tokens of its summary).
     """
 
     point: Literal["before_llm_call", "after_tool"]
@@ -135,6 +138,7 @@ class ContextCheck:
     pruned: RecordedEvent | None
     compactions: tuple[RecordedEvent, ...]
     note: str
+    skipped: tuple[tuple[int, int], ...] = ()
 
     @property
     def acted(self) -> bool:
@@ -338,11 +342,42 @@ class Session:
         self._check_message(message)
         self._check_size(message)
         encoding = self.header.encoding
-        counted = message.model_copy(
-            update={"parts": tuple(with_tokens(part, encoding) for part in message.parts)}
-        )
+        parts = tuple(with_tokens(part, encoding) for part in message.parts)
+        if message.role == "user":
+            parts = tuple(self._shortened(part) for part in parts)
+        counted = message.model_copy(update={"parts": parts})
         self.append_events([MessageAppended(message=counted), *changes])
         return counted
+
+    def _shortened(self, part: Part) -> Part:
+        """A user text part over `max_user_message_tokens` (scaled to the window) with its
+        truncated view: the head of the text that fits, and a notice; the original stays in
+        the part and `restore` brings it back. Other parts, and texts that fit, as they are."""
+        if not isinstance(part, TextPart) or part.truncation is not None or part.tokens is None:
+            return part
+        config = self.config
+        limit = config.budgets(_usable(self.header)).max_user_message_tokens
+        if part.tokens <= limit:
+            return part
+        encoding = self.header.encoding
+        max_bytes = limit * 4  # about four bytes a token; shrunk until the view fits
+        while True:
+            cut = truncate(
+                part.text,
+                max_lines=config.max_lines,
+                max_bytes=max_bytes,
+                direction="head",
+                part_id=part.id,
+                noun="message",
+            )
+            if cut is None:
+                return part  # the view would not be shorter
+            tokens = count(cut.shown, encoding)
+            if tokens <= limit or max_bytes == 1:
+                break
+            max_bytes = max(1, max_bytes * limit // (tokens + 1))
+        truncation = cut.model_copy(update={"output_tokens": part.tokens})
+        return part.model_copy(update={"truncation": truncation, "tokens": tokens})
 
     # appending what a provider's SDK returned, verbatim
 
@@ -371,8 +406,9 @@ class Session:
 
     @_serialized
     def restore(self, part_ids: Iterable[str] | None = None) -> RecordedEvent | None:
-        """Bring back the original outputs of pruned or truncated tool results (all pruned ones
-        when `part_ids` is `None`). Returns the event, or `None` when every part named shows its
+        """Bring back the original outputs of pruned or truncated tool results, cleared
+        reasoning and truncated user messages (all pruned outputs and cleared reasoning when
+        `part_ids` is `None`). Returns the event, or `None` when every part named shows its
         original already."""
         wanted = None if part_ids is None else _part_ids(part_ids)
         self._catch_up()
@@ -382,8 +418,11 @@ class Session:
         else:
             ids = list(dict.fromkeys(wanted))
             for part_id in ids:
-                if self._fold.tool_result(part_id) is None:
-                    raise NotInContext(f"no tool result {brief(part_id)} in the live context")
+                if not self._fold.has_restorable_part(part_id):
+                    raise NotInContext(
+                        f"no tool result, reasoning or truncated text {brief(part_id)} in the "
+                        "live context"
+                    )
                 if part_id in gone:
                     raise InvalidArgument(
                         f"part {brief(part_id)} was redacted ({gone[part_id]}): its original "
@@ -394,8 +433,14 @@ class Session:
             return None
         counted = {}
         for part_id in ids:
+            text = self._fold.truncated_text(part_id)
+            if text is not None:
+                if text.truncation is not None and text.truncation.output_tokens is None:
+                    counted[part_id] = count(text.text, self.header.encoding)
+                continue
             part = self._fold.tool_result(part_id)
-            assert part is not None  # restorable, so live
+            if part is None:
+                continue  # cleared reasoning: its count was recorded at append
             if part.truncation is not None and part.truncation.output_tokens is None:
                 counted[part_id] = count(part.output, self.header.encoding)
         return self.append_events([OutputsRestored(part_ids=tuple(ids), output_tokens=counted)])[0]
@@ -609,21 +654,27 @@ class Session:
 
     @_serialized
     def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
-        """Replace old tool outputs by placeholders when that frees at least `minimum_prune`
-        tokens (see `plan_prune`). Returns the plan, appended unless `dry_run` or not worth it;
-        `None` when no output is old enough."""
+        """Clear older turns' reasoning and replace old tool outputs by placeholders when that
+        frees at least `minimum_prune` tokens (scaled to the window; see `plan_prune`). Returns
+        the plan, appended unless `dry_run` or not worth it; `None` when nothing is old
+        enough."""
         check.flag("dry_run", dry_run)
         check.text("reason", reason)
         self._catch_up()
-        plan = plan_prune(
+        plan = self._prune_plan(None)
+        if plan is not None and plan.worth_it and not dry_run:
+            self.append_events([plan.event(reason)])
+        return plan
+
+    def _prune_plan(self, needed: int | None) -> PrunePlan | None:
+        return plan_prune(
             self.context().messages,
             self.config,
             now=self._log.now(),
             count=lambda text: count(text, self.header.encoding),
+            usable=_usable(self.header),
+            needed=needed,
         )
-        if plan is not None and plan.worth_it and not dry_run:
-            self.append_events([plan.event(reason)])
-        return plan
 
     @_serialized
     def compact(
@@ -644,7 +695,8 @@ class Session:
         self._catch_up()
         config = self.config
         turns = config.keep_recent_turns if keep_turns is None else keep_turns
-        kept_tokens = config.keep_recent_tokens if keep_tokens is None else keep_tokens
+        scaled = config.budgets(_usable(self.header)).keep_recent_tokens
+        kept_tokens = scaled if keep_tokens is None else keep_tokens
         plan = plan_compaction(self.context().messages, keep_turns=turns, keep_tokens=kept_tokens)
         if plan is None:
             raise CompactionError(
@@ -652,8 +704,12 @@ class Session:
                 "and what lies before them is system, pinned or summarized already"
             )
         event = self._compaction(plan, summarizer or self.summarizer, reason)
-        if event is None:
-            raise CompactionError("the summary is not shorter than what it would replace")
+        if isinstance(event, int):
+            raise CompactionError(
+                f"the summary ({event:,} tokens) saves less than "
+                f"{config.minimum_compaction_saving:.0%} of the {plan.replaced_tokens:,} tokens "
+                "it would replace"
+            )
         return self.append_events([event])[0]
 
     @_serialized
@@ -668,19 +724,21 @@ class Session:
         if not config.auto:
             note = "overflowing; automatic pruning and compaction are off"
             return ContextCheck(point, before, before, None, (), note)
-        plan = self.prune(dry_run=True)
+        needed = before.tokens - before.limit if before.limit is not None else None
+        plan = self._prune_plan(needed)
         pruned = None
         if plan is not None and plan.worth_it:
             pruned = self.append_events([plan.event(f"overflow at {point}")])[0]
         now = measure(self._fold, config)
         compactions: list[RecordedEvent] = []
+        skipped: list[tuple[int, int]] = []
         note = "pruning was enough" if pruned else "within the window"
         if now.overflowing and self._resting(config, now):
             note = "still overflowing: compaction could not shrink it further; cooling down"
         elif now.overflowing:
             note = "still overflowing: nothing left that compaction can shrink; cooling down"
             for attempt in range(config.max_attempts):
-                keep_turns, keep_tokens = attempt_limits(config, attempt)
+                keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
                 cut = plan_compaction(
                     self.context().messages, keep_turns=keep_turns, keep_tokens=keep_tokens
                 )
@@ -690,11 +748,18 @@ class Session:
                     event = self._compaction(cut, summarizer or self.summarizer, point)
                 except CompactionError as error:
                     error.check = ContextCheck(
-                        point, before, now, pruned, tuple(compactions), f"failed: {error}"
+                        point,
+                        before,
+                        now,
+                        pruned,
+                        tuple(compactions),
+                        f"failed: {error}",
+                        tuple(skipped),
                     )
                     raise
-                if event is None:
-                    continue  # the summary was not shorter
+                if isinstance(event, int):
+                    skipped.append((cut.replaced_tokens, event))
+                    continue  # the summary saved too little
                 compactions.extend(self.append_events([event]))
                 now = measure(self._fold, config)
                 if not now.overflowing:
@@ -702,7 +767,13 @@ class Session:
                     break
             if now.overflowing:
                 self._fruitless = (self._fold.seq, now.tokens)
-        return ContextCheck(point, before, now, pruned, tuple(compactions), note)
+                if skipped and not compactions:
+                    note = (
+                        "still overflowing: every summary saved less than "
+                        f"{config.minimum_compaction_saving:.0%} of what it would replace; "
+                        "cooling down"
+                    )
+        return ContextCheck(point, before, now, pruned, tuple(compactions), note, tuple(skipped))
 
     def _resting(self, config: CompressionConfig, now: Measure) -> bool:
         """Whether compaction failed to get under the limit recently and the context has not
@@ -717,15 +788,16 @@ class Session:
 
     def _compaction(
         self, plan: CompactionPlan, summarizer: Summarizer, reason: CompactionReason
-    ) -> ContextCompacted | None:
-        """The compaction event for `plan`, or `None` when its summary would not be shorter."""
+    ) -> ContextCompacted | int:
+        """The compaction event for `plan`, or its summary's token count when the summary
+        saves less than `minimum_compaction_saving` of what it would replace (not appended)."""
         config = self.config
         anchors = self._anchors(plan) if accepts_anchors(summarizer) else None
         text, name = run_summarizer(summarizer, plan.replaced, config.summary_tokens, anchors)
         text = marked_summary(text)
         tokens = count(text, self.header.encoding)
-        if tokens >= plan.replaced_tokens:
-            return None
+        if not saves_enough(config, plan.replaced_tokens, tokens):
+            return tokens
         before = self._fold.tokens
         return ContextCompacted(
             summary=Message(role="user", parts=(TextPart(text=text, tokens=tokens),)),
@@ -889,6 +961,13 @@ class Session:
             raise InvalidEvent("a message answers one tool call twice")
         for call_id in answered:
             self._pending_call(call_id)
+
+
+def _usable(header: SessionStarted) -> int | None:
+    """The usable window: the context window minus the output reserve (`None` if unknown)."""
+    if header.context_window is None:
+        return None
+    return max(header.context_window - header.output_reserve, 0)
 
 
 def _part_ids(part_ids: object) -> list[str]:

@@ -99,7 +99,9 @@ def with_tokens(part: Part, encoding_name: str) -> Part:
     """`part` with its `tokens` counted, unless it carries a count already."""
     if part.tokens is not None:
         return part
-    if isinstance(part, TextPart | ReasoningPart):
+    if isinstance(part, TextPart):
+        tokens = count(part.shown, encoding_name)  # a truncated text counts its view
+    elif isinstance(part, ReasoningPart):
         tokens = count(part.text, encoding_name)
     elif isinstance(part, ToolCallPart):
         tokens = count(part.name, encoding_name) + count(part.arguments, encoding_name)

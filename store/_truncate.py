@@ -1,8 +1,12 @@
-"""Truncation of one tool output, decided when it is appended.
+"""Truncation of one tool output (or user message), decided when it is appended.
 
 The model is shown at most `max_lines` lines and `max_bytes` bytes of UTF-8 (never half a
 character), from the head or the tail, and a one-line notice saying how much was cut and how to
-get it back. The full output stays in the event next to the shown text.
+get it back. The full text stays in the event next to the shown text.
+
+A truncation never makes the text longer: a text just over a limit (51,266 bytes against
+51,200) would be shown as its first 51,200 bytes plus a notice, more than the original; it is
+then shown whole.
 """
 
 from __future__ import annotations
@@ -11,11 +15,43 @@ from events import Direction, Truncation
 
 
 def truncate(
-    output: str, *, max_lines: int, max_bytes: int, direction: Direction, part_id: str
+    output: str,
+    *,
+    max_lines: int,
+    max_bytes: int,
+    direction: Direction,
+    part_id: str,
+    noun: str = "output",
 ) -> Truncation | None:
-    """The truncated view of `output`, or `None` when it fits both limits. Only the lines that
-    can be shown are split off, so a 100 MB output costs a count of its newlines, not a copy
-    of each line."""
+    """The truncated view of `output` (`truncated_view`), or `None` when it fits both limits
+    or when the view, with its notice, would not be shorter in bytes than `output`: a
+    truncation never makes a text longer."""
+    cut = truncated_view(
+        output,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+        direction=direction,
+        part_id=part_id,
+        noun=noun,
+    )
+    if cut is None or _utf8_size(cut.shown) >= _utf8_size(output):
+        return None
+    return cut
+
+
+def truncated_view(
+    output: str,
+    *,
+    max_lines: int,
+    max_bytes: int,
+    direction: Direction,
+    part_id: str,
+    noun: str = "output",
+) -> Truncation | None:
+    """The view of `output` cut to the limits, with its notice, or `None` when it fits both.
+    Only the lines that can be shown are split off, so a 100 MB output costs a count of its
+    newlines, not a copy of each line. `noun` names what the notice says is kept ("output",
+    "message")."""
     total_bytes = _utf8_size(output)
     total_lines = output.count("\n") + (0 if output.endswith("\n") or not output else 1)
     if total_lines <= max_lines and total_bytes <= max_bytes:
@@ -38,7 +74,7 @@ def truncate(
     omitted_bytes = total_bytes - len(shown.encode("utf-8"))
     where = "after this" if direction == "head" else "before this"
     notice = (
-        f"[{omitted_lines:,} lines ({omitted_bytes:,} bytes) {where} were cut; the full output "
+        f"[{omitted_lines:,} lines ({omitted_bytes:,} bytes) {where} were cut; the full {noun} "
         f"is kept: restore with part id {part_id}]"
     )
     if direction == "head":

@@ -67,15 +67,18 @@ def test_limits_can_be_set_per_tool_by_an_event(store: SessionStore) -> None:
     event = s.configure(tools={"grep": {"max_lines": 2, "direction": "tail"}})
     assert event.type == "CompressionChanged"
     assert s.config.limits_for("grep") == (2, 51_200, "tail")
-    grep = tool_turn(s, "c1", "a\nb\nc\n", name="grep")
-    assert grep.truncation is not None and grep.truncation.shown.endswith("\nb\nc\n")
-    assert tool_turn(s, "c2", "a\nb\nc\n", name="bash").truncation is None
+    lines = "".join(letter * 80 + "\n" for letter in "abcde")
+    grep = tool_turn(s, "c1", lines, name="grep")
+    assert grep.truncation is not None
+    assert grep.truncation.shown.endswith("\n" + "d" * 80 + "\n" + "e" * 80 + "\n")
+    assert tool_turn(s, "c2", lines, name="bash").truncation is None
     assert store.session(s.id).config.limits_for("grep") == (2, 51_200, "tail")
 
 
 def small_window_session(store: SessionStore, window: int = 3_000) -> Session:
     s = store.create_session(model="m", context_window=window, output_reserve=0)
     s.configure(protect_tokens=200, minimum_prune=100, keep_recent_tokens=0, safety_margin=0)
+    s.configure(user_message_ratio=1.0)  # long user messages are shown whole up to the window
     return s
 
 
@@ -96,8 +99,9 @@ def test_overflow_prunes_old_outputs_first(store: SessionStore) -> None:
         parts.append(tool_turn(s, f"c{turn}", "word " * 600))  # 600 tokens each
     check = s.after_tool_result()
     assert check.pruned is not None and not check.compactions
-    # the last two turns are protected; of the older outputs, the newest 200 tokens are kept
-    assert check.pruned.payload.part_ids == tuple(p.id for p in parts[:4])  # type: ignore[attr-defined]
+    # pruning goes by tool use: the latest step's result is kept; the newest older ones would
+    # be kept up to keep_tool_results, but none fits in protect_tokens (200)
+    assert check.pruned.payload.part_ids == tuple(p.id for p in parts[:5])  # type: ignore[attr-defined]
     assert check.after.tokens < check.after.limit < check.before.tokens  # type: ignore[operator]
     assert check.note == "pruning was enough"
 
@@ -116,11 +120,26 @@ def test_overflow_compacts_when_pruning_is_not_enough(store: SessionStore) -> No
     assert summary.summary and summary.parts[0].text.startswith("[Summary of earlier conversation]")  # type: ignore[union-attr]
 
 
-def test_one_long_turn_is_compacted_inside_itself(store: SessionStore) -> None:
-    # one user request, then tool calls until the window fills: pruning protects the last
-    # turns, so only the last attempt (no turns kept) can cut, between two tool calls
+def test_one_long_turn_is_pruned_inside_itself(store: SessionStore) -> None:
+    # one user request, then tool calls until the window fills: pruning goes by tool use, so
+    # the older outputs of the same turn go, and no compaction is needed
     s = small_window_session(store)
-    s.configure(keep_recent_tokens=20_000)  # more than the window: the last attempt ignores it
+    s.configure(protect_tokens=1_000)
+    s.append_user("refactor everything")
+    parts = [tool_turn(s, f"c{call}", "word " * 400) for call in range(8)]
+    check = s.after_tool_result()
+    assert (check.note, check.compactions) == ("pruning was enough", ())
+    # the latest step is kept, then the newest outputs that fit in protect_tokens, 1,000
+    # capped at a quarter of the 3,000-token window (750): one
+    assert check.pruned.payload.part_ids == tuple(p.id for p in parts[:6])  # type: ignore[union-attr]
+    assert check.after.tokens <= check.after.limit  # type: ignore[operator]
+
+
+def test_one_long_turn_of_protected_tools_is_compacted_inside_itself(store: SessionStore) -> None:
+    # the same turn with outputs that must not be pruned: only the last attempt (no turns
+    # kept) can cut, between two tool calls
+    s = small_window_session(store)
+    s.configure(keep_recent_tokens=20_000, protected_tools=["bash"])  # more than the window
     s.append_user("refactor everything")
     for call in range(8):
         tool_turn(s, f"c{call}", "word " * 400)
@@ -196,7 +215,7 @@ def test_a_check_that_cannot_shrink_cools_down_until_the_context_grows(
     s = small_window_session(store)
     s.append_user("turn 0")
     s.append_user("turn 1")
-    s.append_user("paste: " + "word " * 3_000)  # alone larger than the window
+    s.append_assistant("paste: " + "word " * 3_000)  # alone larger than the window
     asked: list[int] = []
 
     def summarize(messages: Sequence[LiveMessage], target_tokens: int) -> str:
@@ -205,14 +224,20 @@ def test_a_check_that_cannot_shrink_cools_down_until_the_context_grows(
 
     first = s.before_llm_call(summarizer=summarize)
     assert (first.compactions, first.over_window) == ((), True)
-    assert first.note == "still overflowing: nothing left that compaction can shrink; cooling down"
-    assert asked == [1, 2, 2]  # every attempt's summary was longer than what it replaced
+    assert first.note == (
+        "still overflowing: every summary saved less than 20% of what it would replace; "
+        "cooling down"
+    )
+    # every attempt's summary was longer than what it would replace (3 and 6 tokens)
+    assert [replaced for replaced, _ in first.skipped] == [3, 6]
+    assert all(summary > replaced for replaced, summary in first.skipped)
+    assert asked == [1, 2]
     second = s.before_llm_call(summarizer=summarize)
     assert second.note.endswith("could not shrink it further; cooling down")
-    assert asked == [1, 2, 2] and second.over_window
+    assert asked == [1, 2] and second.over_window
     s.append_user("and one more thing")  # growth ends the cooldown
     s.before_llm_call(summarizer=summarize)
-    assert len(asked) > 3
+    assert len(asked) > 2
 
 
 def test_a_failing_summarizer_leaves_the_session_unchanged(backend: Backend) -> None:

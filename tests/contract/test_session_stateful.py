@@ -37,7 +37,14 @@ from hypothesis.stateful import (
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from events import ContextCompacted, Message, OutputsPruned, TextPart, ToolResultPart
+from events import (
+    ContextCompacted,
+    Message,
+    OutputsPruned,
+    ReasoningPart,
+    TextPart,
+    ToolResultPart,
+)
 from projections import Context, LiveToolResult, api_messages, context_of
 from projections._render import APIS, _sent_part_tokens
 from store import CompactionError, Session, SessionStore, ToolCall
@@ -72,6 +79,12 @@ class Appended:
     calls: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
     result_part: str | None = None
+    reasoning: tuple[str, ...] = ()
+    """Ids of its reasoning parts, which a prune may clear (an older turn's)."""
+
+    def parts(self) -> set[str | None]:
+        """The parts a prune can name, which leave with the message."""
+        return {self.result_part, *self.reasoning}
 
 
 class SessionMachine(RuleBasedStateMachine):
@@ -117,7 +130,8 @@ class SessionMachine(RuleBasedStateMachine):
         self.expected[(self.s.id, self.s.version)] = self.now
 
     def added(self, message: Message, appended: Appended) -> None:
-        self.appended[message.id] = appended
+        reasoning = tuple(p.id for p in message.parts if isinstance(p, ReasoningPart))
+        self.appended[message.id] = replace(appended, reasoning=reasoning)
         self.capture(replace(self.now, ids=(*self.now.ids, message.id)))
 
     # helpers
@@ -368,7 +382,7 @@ class SessionMachine(RuleBasedStateMachine):
         ids = [i for i in now.ids if i not in gone_ids]
         at = ids.index(first_kept) if first_kept in ids else len(ids)
         ids.insert(at, summary_id)
-        gone = {self.appended[i].result_part for i in gone_ids}
+        gone = {p for i in gone_ids for p in self.appended[i].parts()}
         self.appended[summary_id] = Appended("user")
         return replace(
             now,
@@ -422,7 +436,7 @@ class SessionMachine(RuleBasedStateMachine):
             ]
             ids = (*self.now.ids[: point + 1], *kept)
             dropped = {i for i in self.now.ids if i not in ids}
-            gone = {self.appended[i].result_part for i in dropped}
+            gone = {p for i in dropped for p in self.appended[i].parts()}
             event = self.s.revert(target.id)
             assert (event is None) == (ids == self.now.ids)
             if event is not None:
@@ -452,7 +466,7 @@ class SessionMachine(RuleBasedStateMachine):
 
     def without(self, dropped: set[str]) -> Expected:
         now = self.now
-        gone = {self.appended[i].result_part for i in dropped}
+        gone = {p for i in dropped for p in self.appended[i].parts()}
         return replace(
             now,
             ids=tuple(i for i in now.ids if i not in dropped),
@@ -553,6 +567,10 @@ class SessionMachine(RuleBasedStateMachine):
                 assert (part.output, part.status) == (self.truncated[part.id], "truncated")
             else:
                 assert part.output == self.originals[part.id]
+        # an older turn's reasoning cleared by a prune is left out; the rest is there
+        shown = {p.id for m in context.messages for p in m.parts if isinstance(p, ReasoningPart)}
+        stored = {r for i in self.now.ids for r in self.appended[i].reasoning}
+        assert shown == stored - self.now.pruned
 
     @invariant()
     def the_state_is_what_the_deltas_make(self) -> None:

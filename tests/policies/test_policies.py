@@ -161,7 +161,7 @@ def test_measure_uses_stored_counts_plus_the_safety_margin() -> None:
     header = fold.header
     assert header is not None
     fold.header = header.model_copy(update={"context_window": 1000, "output_reserve": 100})
-    result = measure(fold, CompressionConfig(safety_margin=50))
+    result = measure(fold, CompressionConfig(safety_margin=50, safety_margin_ratio=1))
     assert (result.tokens, result.source, result.usable, result.limit) == (
         fold.tokens + 50,
         "stored",

@@ -181,13 +181,13 @@ def test_chat_images_follow_all_the_tool_messages_of_the_turn(store: SessionStor
 
 def test_a_truncated_result_shows_only_its_text_until_restored(store: SessionStore) -> None:
     s = with_call(store, max_lines=2)
-    lines = [{"type": "text", "text": f"line {n}\nline {n}b"} for n in range(3)]
+    lines = [{"type": "text", "text": f"line {n}\nline {n}b"} for n in range(12)]
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
     message = s.append_tool_result("c1", output=[*lines, image])
     part = message.parts[0]
     assert isinstance(part, ToolResultPart) and part.truncation is not None
     notice = (
-        f"[6 lines (31 bytes) after this were cut; the full output is kept: restore with part id "
+        f"[33 lines (179 bytes) after this were cut; the full output is kept: restore with part id "
         f"{part.id}]"
     )
 
@@ -198,7 +198,7 @@ def test_a_truncated_result_shows_only_its_text_until_restored(store: SessionSto
         None,
     )
     assert truncated.tokens == part.tokens == count(truncated.output, "cl100k_base")
-    assert part.truncation.output_tokens == 3 * 8 + FILE_TOKENS
+    assert part.truncation.output_tokens == 12 * 8 + FILE_TOKENS
     assert s.context().to_anthropic()["messages"][2]["content"][0]["content"] == truncated.output
     assert s.context().to_responses()[2]["output"] == truncated.output
     assert s.context().to_openai()[2]["content"] == truncated.output
@@ -210,17 +210,12 @@ def test_a_truncated_result_shows_only_its_text_until_restored(store: SessionSto
     assert (restored.status, restored.blocks, restored.tokens) == (
         "restored",
         part.blocks,
-        3 * 8 + FILE_TOKENS,
+        12 * 8 + FILE_TOKENS,
     )
     assert [
         b["type"] for b in s.context().to_anthropic()["messages"][2]["content"][0]["content"]
-    ] == [
-        "text",
-        "text",
-        "text",
-        "image",
-    ]
-    assert s.context().tokens == 3 + 6 + 3 * 8 + FILE_TOKENS
+    ] == [*["text"] * 12, "image"]
+    assert s.context().tokens == 3 + 6 + 12 * 8 + FILE_TOKENS
 
 
 def test_a_pruned_result_shows_its_placeholder_and_a_restore_brings_the_blocks_back(
