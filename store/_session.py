@@ -10,7 +10,6 @@ appended, so they always show the session as it is.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import logging
 import threading
@@ -25,7 +24,6 @@ from events import (
     CompactionReason,
     CompressionChanged,
     CompressionConfig,
-    ContentRedacted,
     ContextCompacted,
     Message,
     MessageAppended,
@@ -810,31 +808,16 @@ class Session:
         )
 
     def _anchors(self, plan: CompactionPlan) -> SummaryAnchors:
-        """The previous summary among the replaced messages, and the artifact trail up to the
-        newest event that appended one of them (the whole log when none is found: an imported
-        or forked head). The trail is folded on from the last compaction's, so each
-        compaction reads only the events since."""
+        """The previous summary among the replaced messages, and the artifact trail of the whole
+        log so far: the summary is the session's state when it is written, so an error or a
+        file that only a pruned output of the kept messages still shows is not lost with it.
+        The trail is folded on from the last compaction's, so each compaction reads only the
+        events since."""
         fold = self._trail if self._trail is not None else ArtifactFold()
-        replaced = {m.id for m in plan.replaced}
-        events = self._log.read(self.id, fold.seq + 1, self._fold.seq)
-        appended = [
-            e.seq
-            for e in events
-            if isinstance(e.payload, MessageAppended) and e.payload.message.id in replaced
-        ]
-        last = max(appended) if appended else self._fold.seq
-        for event in events:
-            if event.seq > last:
-                break
+        for event in self._log.read(self.id, fold.seq + 1, self._fold.seq):
             fold.apply(event)
         self._trail = fold
         trail = fold.trail()
-        redactions = [e for e in events if e.seq > last and isinstance(e.payload, ContentRedacted)]
-        if redactions:  # a later redaction reaches back: what it deleted stays out of the summary
-            for event in redactions:
-                fold.apply(event)
-            trail = dataclasses.replace(fold.trail(), seq=last)
-            self._trail = None  # folded past its boundary: the next compaction starts again
         previous = [
             "".join(p.text for p in m.parts if isinstance(p, TextPart))
             for m in plan.replaced

@@ -74,11 +74,12 @@ def test_a_summarizer_that_asks_for_anchors_gets_the_previous_summary_and_the_tr
     session.compact(summarize, keep_turns=1, keep_tokens=0)
     assert [a.previous for a in seen] == [None, f"{MARK}\nsummary 1"]
     assert [a.encoding for a in seen] == ["cl100k_base", "cl100k_base"]
-    # each trail ends with the last event the compaction replaced: the kept turn is not in it
-    assert [r.text[:11] for r in seen[0].trail.requests] == ["request 0: ", "request 1: "]
-    assert [r.text[:11] for r in seen[1].trail.requests] == [f"request {n}: " for n in range(4)]
-    assert seen[0].trail.seq == 17 and first.seq == 26  # turns of 8 events from seq 2
-    assert [f.path for f in seen[1].trail.changed_files] == [f"/repo/step{n}.py" for n in range(4)]
+    # each trail is the whole log so far: the summary is the session's state when written, so
+    # what only the kept turn shows (maybe pruned there) is in it too
+    assert [r.text[:11] for r in seen[0].trail.requests] == [f"request {n}: " for n in range(3)]
+    assert [r.text[:11] for r in seen[1].trail.requests] == [f"request {n}: " for n in range(5)]
+    assert seen[0].trail.seq == 25 and first.seq == 26  # turns of 8 events from seq 2
+    assert [f.path for f in seen[1].trail.changed_files] == [f"/repo/step{n}.py" for n in range(5)]
 
 
 def test_compacting_three_times_merges_one_summary_that_keeps_every_request_path_and_error(
@@ -92,11 +93,11 @@ def test_compacting_three_times_merges_one_summary_that_keeps_every_request_path
     text = summary_text(session)
     assert text.count(MARK) == 1 and text.startswith(f"{MARK} Compaction 3, through seq ")
     assert text.count("## The task and the user's requests, in order") == 1
-    for n in range(8):  # the ninth is in the kept turn
+    for n in range(9):  # the kept turn's too: the summary is the state when it was written
         assert f"request {n}: make step {n} work. context" in text
         assert f"- /repo/step{n}.py — modified" in text
-    assert "Error at seq 67 — Bash(make step7), exit 2; not fixed yet" in text  # 3 more events
-    assert "error: step 7 failed" in text
+    assert "Error at seq 75 — Bash(make step8), exit 2; not fixed yet" in text  # the last one
+    assert "error: step 8 failed" in text
 
 
 def test_a_redaction_after_the_replaced_range_keeps_its_secret_out_of_the_summary(
