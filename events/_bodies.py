@@ -138,15 +138,25 @@ def body_digests(event_type: str, data: Mapping[str, Any]) -> list[str]:
 
 
 def part_digests(event_type: str, data: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Per part id, the digests of its content (a tool result's blocks count as its own, and
-    so does its message's envelope, which can repeat any part: redacting a part deletes it)."""
-    envelope = [ref[REFERENCE_KEY] for ref in _envelope_references(event_type, data)]
+    """Per part id, the digests of its content (a tool result's blocks count as its own)."""
     found: dict[str, list[str]] = {}
     for part in _parts(event_type, data):
         if isinstance(part.get("id"), str):
-            own = [ref[REFERENCE_KEY] for ref in _part_references(part)]
-            found[part["id"]] = own + envelope
+            found[part["id"]] = [ref[REFERENCE_KEY] for ref in _part_references(part)]
     return found
+
+
+def envelope_digests(event_type: str, data: Mapping[str, Any]) -> dict[str, str]:
+    """Per part id, the digest of its message's envelope (which can repeat any of the parts,
+    so redacting a part deletes it too), for a message whose envelope is a body."""
+    envelope = [ref[REFERENCE_KEY] for ref in _envelope_references(event_type, data)]
+    if not envelope:
+        return {}
+    return {
+        part["id"]: envelope[0]
+        for part in _parts(event_type, data)
+        if isinstance(part.get("id"), str)
+    }
 
 
 def _envelope_references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

@@ -141,11 +141,25 @@ def one_turn_per_response(messages: Sequence[LiveMessage]) -> list[LiveMessage]:
 
 
 def _response_id(message: LiveMessage) -> str | None:
+    """The Anthropic response a message was recorded from: its envelope's `id`, or, for a
+    message imported from Claude Code (its entries as the envelope), their `message.id`."""
     native = message.native
-    if native is None or native.api != ANTHROPIC or not isinstance(native.value, dict):
+    if native is None or not isinstance(native.value, dict):
         return None
-    response = native.value.get("id")
+    if native.api == ANTHROPIC:
+        response = native.value.get("id")
+    elif native.api == CLAUDE_CODE_ENTRIES and isinstance(native.value.get("entries"), list):
+        entries = native.value["entries"]
+        first = entries[0] if entries and isinstance(entries[0], dict) else {}
+        body = first.get("message")
+        response = body.get("id") if isinstance(body, dict) else None
+    else:
+        return None
     return response if isinstance(response, str) and response else None
+
+
+CLAUDE_CODE_ENTRIES = "claude-code"
+"""The api of a Claude Code import's envelope: `{"entries": [<entry without its content>]}`."""
 
 
 def _strip_final_whitespace(turns: list[JsonDict]) -> None:

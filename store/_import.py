@@ -19,10 +19,18 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from events import NewEvent, SessionStarted, StateChanged, new_id
+from events import (
+    MessageAppended,
+    NewEvent,
+    Payload,
+    RecordedEvent,
+    SessionStarted,
+    StateChanged,
+    new_id,
+)
 from events._arguments import brief
 from store._append import check_session_id
-from store._errors import ImportRefused, InvalidArgument
+from store._errors import ImportRefused, InvalidArgument, SessionExists, SessionStoreError
 from store._importers import claude_code_events, openai_events
 from store._importers._formats import FORMATS, first_value, recognise
 from store._importers._opencode_storage import (
@@ -93,26 +101,56 @@ def write_transcript(
     if strict and transcript.skipped:
         first = transcript.skipped[0]
         raise ImportRefused(first.reason, first.line)
-    written = [_write_one(log, transcript, header)]
+    return _write_tree(log, transcript, header, None, strict=strict)
+
+
+def _write_tree(
+    log: EventLog, transcript: Transcript, header: Header, parent: str | None, *, strict: bool
+) -> list[ImportedSession]:
+    if strict and transcript.skipped:
+        first = transcript.skipped[0]
+        raise ImportRefused(first.reason, first.line)
+    top = _write_one(log, transcript, header, parent)
+    written = [top]
     for child in transcript.children:
-        written += write_transcript(log, child, Header(header.encoding), strict=strict)
+        child_header = Header(header.encoding)
+        written += _write_tree(log, child, child_header, top.session_id, strict=strict)
     return written
 
 
-def _write_one(log: EventLog, transcript: Transcript, header: Header) -> ImportedSession:
+def _write_one(
+    log: EventLog, transcript: Transcript, header: Header, parent: str | None
+) -> ImportedSession:
     session_id = header.session_id or session_id_for(transcript.format, transcript.source_id)
+    origin: dict[str, JsonValue] = {"format": transcript.format, "source_id": transcript.source_id}
+    if transcript.parent is not None:
+        origin["parent_session_id"] = parent or session_id_for(
+            transcript.format, transcript.parent.parent_source_id
+        )
+        origin["call_id"] = transcript.parent.call_id
     events = [
         NewEvent(entry.payload, event_id_for(session_id, entry.key)) for entry in transcript.entries
     ]
     times: list[datetime | None] = [entry.time for entry in transcript.entries]
     if log.recorder.head(session_id) is not None:
-        stored = {event.event_id: event.payload for event in log.read(session_id, 1, MAX_SEQ)}
-        fresh = [event for event in events if event.event_id not in stored]
-        changed = [
-            Skipped(None, f"{entry.key} changed since it was imported: kept as it was then")
-            for entry, event in zip(transcript.entries, events, strict=True)
-            if stored.get(event.event_id, event.payload) != event.payload
-        ]  # an entry still being written (a response's later blocks) when the file was read
+        events_read = log.read(session_id, 1, MAX_SEQ)
+        if not _imported_from(events_read, origin):  # a session of the caller's, say
+            raise SessionExists(session_id)
+        stored = {event.event_id: event.payload for event in events_read}
+        fresh: list[NewEvent] = []
+        changed: list[Skipped] = []
+        for entry, event in zip(transcript.entries, events, strict=True):
+            before = stored.get(event.event_id)
+            if before is None:
+                fresh.append(event)
+            elif before != event.payload:
+                grown = _continuation(session_id, entry.key, before, event.payload, stored)
+                if grown is not None:
+                    fresh += grown
+                else:
+                    changed.append(
+                        Skipped(None, f"{entry.key} changed since it was imported: kept as it was")
+                    )
         if fresh:
             log.append(session_id, fresh, None)
         return ImportedSession(
@@ -125,12 +163,6 @@ def _write_one(log: EventLog, transcript: Transcript, header: Header) -> Importe
         )
     if not events:
         raise ImportRefused(f"the {transcript.format} transcript holds nothing to import")
-    origin: dict[str, JsonValue] = {"format": transcript.format, "source_id": transcript.source_id}
-    if transcript.parent is not None:
-        origin["parent_session_id"] = session_id_for(
-            transcript.format, transcript.parent.parent_source_id
-        )
-        origin["call_id"] = transcript.parent.call_id
     started = SessionStarted(
         title=header.title if header.title is not None else transcript.title or "",
         model=header.model if header.model is not None else transcript.model or "",
@@ -155,6 +187,43 @@ def _write_one(log: EventLog, transcript: Transcript, header: Header) -> Importe
         events_written=len(batch),
         skipped=tuple(transcript.skipped),
     )
+
+
+def _continuation(
+    session_id: str, key: str, before: Payload, now: Payload, stored: dict[str, Payload]
+) -> list[NewEvent] | None:
+    """A message read again with more parts than when it was imported (a response still being
+    written then): the parts it gained, as a message right after it in the log (`<id>+<n>`,
+    one per import that found it longer; renders merge an assistant's consecutive messages).
+    `None` when it changed otherwise (reported, the stored one kept)."""
+    if not (isinstance(before, MessageAppended) and isinstance(now, MessageAppended)):
+        return None
+    had, parts = list(before.message.parts), now.message.parts
+    while True:  # the continuations of earlier imports
+        later = stored.get(event_id_for(session_id, f"{key}+{len(had)}"))
+        if not isinstance(later, MessageAppended):
+            break
+        had += later.message.parts
+    if len(parts) == len(had) and tuple(parts) == tuple(had):
+        return []
+    if len(parts) <= len(had) or tuple(parts[: len(had)]) != tuple(had):
+        return None
+    message = now.message.model_copy(
+        update={"id": f"{now.message.id}+{len(had)}", "parts": parts[len(had) :]}
+    )
+    extra = MessageAppended(message=message)
+    return [NewEvent(extra, event_id_for(session_id, f"{key}+{len(had)}"))]
+
+
+def _imported_from(events: list[RecordedEvent], origin: dict[str, JsonValue]) -> bool:
+    """Whether a stored session was imported from the same source (its first state says)."""
+    for event in events[:3]:
+        if isinstance(event.payload, StateChanged) and "imported_from" in event.payload.values:
+            found = event.payload.values["imported_from"]
+            return isinstance(found, dict) and all(
+                found.get(key) == origin[key] for key in ("format", "source_id")
+            )
+    return False
 
 
 def import_path(
@@ -205,7 +274,7 @@ def import_path(
     for done, (name, step) in enumerate(work, start=1):
         try:
             sessions += step()
-        except (ImportRefused, OSError, UnicodeDecodeError) as exc:
+        except (SessionStoreError, OSError, UnicodeDecodeError) as exc:
             if single or strict:
                 raise _refusal(exc, Path(name)) from None
             skipped.append(Skipped(getattr(exc, "line", None), _why(exc), name))
@@ -279,9 +348,11 @@ def _import_file(
     texts = {c.name: c.read_text(encoding="utf-8") for c in companions}
     written: list[ImportedSession] = []
     for transcript in form.read(text, header.encoding, file.name, texts):
-        transcript.skipped = [replace(k, file=k.file or str(file)) for k in transcript.skipped]
         written += write_transcript(log, transcript, header, strict=strict)
-    return written
+    return [
+        replace(w, skipped=tuple(replace(k, file=k.file or str(file)) for k in w.skipped))
+        for w in written
+    ]
 
 
 def _is_export(text: str) -> bool:
@@ -361,8 +432,8 @@ def _json(text: str) -> object:
         raise ImportRefused("the JSON is nested too deeply to read") from None
 
 
-def _refusal(exc: BaseException, file: Path) -> ImportRefused:
-    if isinstance(exc, ImportRefused):
+def _refusal(exc: BaseException, file: Path) -> SessionStoreError:
+    if isinstance(exc, SessionStoreError):
         return exc
     return ImportRefused(f"cannot read {file}: {_why(exc)}")
 
@@ -370,6 +441,8 @@ def _refusal(exc: BaseException, file: Path) -> ImportRefused:
 def _why(exc: BaseException) -> str:
     if isinstance(exc, ImportRefused):
         return exc.reason
+    if isinstance(exc, SessionStoreError):
+        return str(exc)
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text: {exc.reason}"
     if isinstance(exc, OSError):

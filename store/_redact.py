@@ -18,20 +18,26 @@ import json
 from collections.abc import Iterable
 
 from events import ContentRedacted, InvalidEvent, decode_payload_json
-from events._bodies import REFERENCE_HINT, part_digests
+from events._bodies import REFERENCE_HINT, envelope_digests, part_digests
 from store._bodies import redactions
 from store._errors import InvalidArgument
 from store._recorder import Recorder
 
 
-def session_parts(recorder: Recorder, session_id: str, head: int) -> dict[str, list[str]]:
+def session_parts(
+    recorder: Recorder, session_id: str, head: int
+) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Per part id of the session's own events, the digests of its bodies (parts written
-    before bodies existed, with their content inline, have none)."""
+    before bodies existed, with their content inline, have none), and the digest of its
+    message's envelope, when that is a body."""
     parts: dict[str, list[str]] = {}
+    envelopes: dict[str, str] = {}
     for stored in recorder.events(session_id, 1, head):
         if REFERENCE_HINT in stored.payload:
-            parts.update(part_digests(stored.type, json.loads(stored.payload)))
-    return parts
+            data = json.loads(stored.payload)
+            parts.update(part_digests(stored.type, data))
+            envelopes.update(envelope_digests(stored.type, data))
+    return parts, envelopes
 
 
 def plan_redaction(
@@ -44,7 +50,7 @@ def plan_redaction(
     """The event that redacts `part_ids` (every part of the session when `None`), or `None`
     when all their content is redacted already. `InvalidArgument` for a part the session's
     own events do not hold, or one whose content is inline (written before bodies existed)."""
-    parts = session_parts(recorder, session_id, head)
+    parts, envelopes = session_parts(recorder, session_id, head)
     gone = redactions(recorder, session_id)
     if part_ids is None:
         named = list(parts)
@@ -56,17 +62,23 @@ def plan_redaction(
                     f"no part {part_id!r} in the events of {session_id!r} (a part of a fork's "
                     "parent is redacted in the parent)"
                 )
-            if not parts[part_id]:
+            if not parts[part_id] and part_id not in envelopes:
                 raise InvalidArgument(
                     f"part {part_id!r} holds its content inline (written before bodies "
                     "existed): it cannot be deleted without breaking the chain"
                 )
-    digests = list(dict.fromkeys(d for p in named for d in parts[p] if d not in gone))
+    own = [d for p in named for d in parts[p]]
+    envelope = [envelopes[p] for p in named if p in envelopes]
+    digests = list(dict.fromkeys(d for d in [*own, *envelope] if d not in gone))
     if not digests:
         return None
     wanted = set(digests)
-    affected = [p for p, ds in parts.items() if wanted.intersection(ds)]
-    return ContentRedacted(part_ids=tuple(affected), digests=tuple(digests), reason=reason)
+    # the parts whose content goes (their own bodies, or one they share) and those named (whose
+    # message's envelope goes: a reader of another message that repeats the same envelope
+    # finds its digest redacted and shows the placeholder there)
+    affected = {p for p, ds in parts.items() if wanted.intersection(ds)} | set(named)
+    affected_in_order = [p for p in parts if p in affected]
+    return ContentRedacted(part_ids=tuple(affected_in_order), digests=tuple(digests), reason=reason)
 
 
 def check_redaction(recorder: Recorder, session_id: str, event: ContentRedacted) -> None:

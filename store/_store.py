@@ -439,6 +439,14 @@ class SessionStore:
         """
         if isinstance(source, os.PathLike):
             check.flag("strict", strict)
+            if format is not None:
+                check.choice("format", format, get_args(ImportFormat))
+            if session_id is not None:
+                check_session_id(session_id)
+            check.optional_text("title", title)
+            check.optional_text("model", model)
+            check.optional_integer("context_window", context_window, minimum=1)
+            check.text("encoding", encoding)
             return import_path(
                 self._log,
                 Path(source),

@@ -56,6 +56,7 @@ from events import (
     TextPart,
     ToolResultPart,
     Usage,
+    canonical_json,
 )
 from events._arguments import brief
 from store._errors import ImportRefused
@@ -140,6 +141,12 @@ def claude_code_transcript(
         side.parent = Link(source_id, transcript_calls(transcript).get(agent))
         if side.entries:
             transcript.children.append(side)
+    if not transcript.entries and len(transcript.children) == 1:
+        # a subagent's own file (`<session>/subagents/agent-<id>.jsonl`) read by itself: its
+        # session, linked to the parent session it names (the call is in the parent's file)
+        [side] = transcript.children
+        side.skipped[:0] = transcript.skipped
+        return side
     return transcript
 
 
@@ -280,8 +287,8 @@ class _Reader:
     parents: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     answered: dict[str, int] = field(default_factory=dict)  # uuid -> line, assistant entries
-    said: set[str] = field(default_factory=set)  # every user prompt's text
-    queue: deque[str] = field(default_factory=deque)
+    said: dict[str, list[int]] = field(default_factory=dict)  # prompt text -> its lines
+    queue: deque[tuple[str, int]] = field(default_factory=deque)  # text, line it was queued
     boundary: Json | None = None  # the compact_boundary the next summary closes
 
     def plan(self, entries: list[tuple[int, Json]]) -> None:
@@ -302,8 +309,10 @@ class _Reader:
                 if kind == "assistant":
                     self.answered[uuid] = number
             text = _prompt_text(entry)
+            if text is None:
+                text = _queued_prompt(entry) if kind == "attachment" else None
             if text is not None:
-                self.said.add(text)
+                self.said.setdefault(text, []).append(number)
 
     def read(self, entry: Json, line: int) -> None:
         if line in self.merged:
@@ -343,6 +352,7 @@ class _Reader:
         key = uuid if isinstance(uuid, str) and uuid else f"line:{line}"
         subtype = entry.get("subtype")
         name = f"{kind}:{subtype}" if isinstance(subtype, str) else kind
+        canonical_json(entry)  # what the store could not hold is skipped at its line
         part = NativePart(id=f"{key}.0", native=Native(api=CLAUDE_CODE, value=entry))
         record = Record(id=key, kind=name[:128], parts=(part,))
         self.out.add(key, RecordAppended(record=record), self.now)
@@ -476,14 +486,13 @@ class _Reader:
         parts = counted([TextPart(text=text)], self.encoding, uuid)
         native = Native(api=CLAUDE_CODE, value=entry)
         self._emit(uuid, Message(id=uuid, role="user", parts=parts, native=native))
-        self.said.add(text)
 
     def _queue(self, entry: Json, line: int) -> None:
         """A queued prompt that reached the model with no line of its own (taken off the queue,
         or absorbed into the running turn) becomes the user message it was."""
         operation, content = entry.get("operation"), entry.get("content")
         if operation == "enqueue" and isinstance(content, str):
-            self.queue.append(content)
+            self.queue.append((content, line))
             return
         if operation == "popAll":
             self.queue.clear()  # back in the input box: not sent
@@ -491,18 +500,19 @@ class _Reader:
         delivered = operation == "dequeue" or (
             operation == "remove" and "absorbed" in str(entry.get("reason", ""))
         )
-        if isinstance(content, str) and content in self.queue:
-            self.queue.remove(content)
-            text: str | None = content
-        else:
-            text = self.queue.popleft() if self.queue else None
-        if not delivered or text is None or not text.strip() or text in self.said:
+        queued = next((q for q in self.queue if q[0] == content), None)
+        if queued is None and self.queue:
+            queued = self.queue[0]
+        if queued is None:
             return
+        self.queue.remove(queued)
+        text, since = queued
+        if not delivered or not text.strip() or any(n > since for n in self.said.get(text, ())):
+            return  # not sent, or sent with a line of its own (a prompt, an attachment)
         key = f"queued:{line}"
         parts = counted([TextPart(text=text)], self.encoding, key)
         native = Native(api=CLAUDE_CODE, value={"queued": entry})
         self._emit(key, Message(id=key, role="user", parts=parts, native=native))
-        self.said.add(text)
 
     def _rewind_to(self, uuid: str, entry: Json, line: int) -> None:
         """A prompt whose parent had a branch the model answered, earlier in the file: the
@@ -584,6 +594,8 @@ class _Reader:
         return set()
 
     def _emit(self, uuid: str, message: Message) -> None:
+        if message.native is not None:
+            canonical_json(message.native.value)  # a NUL, say: the line is skipped, not the file
         self.out.add(message.id, MessageAppended(message=message), self.now)
         self.live[message.id] = message_tokens(message)
         self.source[message.id] = uuid

@@ -80,24 +80,38 @@ FORMATS: dict[str, Format] = {
 
 
 def first_value(text: str) -> Any:
-    """The first non-empty line of `text` as JSON (`None` when it is not JSON); a JSON
+    """The first of the first lines of `text` that parses as a JSON object (`None` when none
+    does: a malformed or cut-off first line does not hide the format of the rest); a JSON
     document that is not JSONL (an export's object) parses whole."""
-    for line in text.split("\n", 50)[:50]:
-        if line.strip():
-            try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                break
+    for line in _objects(text):
+        return json.loads(line)
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
 
 
+def _objects(text: str, most: int = 20) -> list[str]:
+    """Of the first 50 lines, up to `most` that parse as JSON objects."""
+    found = []
+    for line in text.split("\n", 50)[:50]:
+        if not line.strip().startswith("{"):
+            continue
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            found.append(line)
+            if len(found) == most:
+                break
+    return found
+
+
 def recognise(text: str, path: PurePath) -> Format | None:
-    """The format of a file, by its first lines (`None`: none of ours)."""
+    """The format of a file, by its first lines that are entries (`None`: none of ours)."""
     value = first_value(text)
-    lines = [line for line in text.split("\n", 20)[:20] if line.strip()]
+    lines = _objects(text)
     for form in FORMATS.values():
         if any(path.match(p) for p in form.patterns) and form.recognises(value, lines):
             return form

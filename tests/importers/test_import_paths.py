@@ -150,19 +150,28 @@ def test_an_agent_format_imports_from_text_too(store: SessionStore) -> None:
     assert s.header.app == "codex" and s.context().messages
 
 
-def test_an_entry_that_changed_since_its_import_is_reported(
+def test_a_response_read_while_it_was_written_gets_its_later_blocks(
     store: SessionStore, tmp_path: Path
 ) -> None:
-    """A response read while Claude Code was still writing it: its later blocks cannot join
-    the message stored already, and the import says so instead of dropping them silently."""
+    """A response read while Claude Code was still writing it: the blocks it gained come as a
+    message right after it, which renders merge into the same turn; a re-import adds nothing
+    more, and an entry that changed otherwise is reported, the stored one kept."""
     from tests.importers.test_claude_code_complete import jsonl, parallel_session
 
     path = tmp_path / "live.jsonl"
     path.write_text(jsonl(parallel_session()[:3]))  # msg_1 cut after its text block
-    store.import_session(path)
+    first = store.import_session(path).sessions[0]
     path.write_text(jsonl(parallel_session()))
     grown = store.import_session(path).sessions[0]
-    assert [skip.reason for skip in grown.skipped] == [
-        "a1 changed since it was imported: kept as it was then"
-    ]
-    assert grown.events_written > 0  # the results and the next response are added
+    assert grown.skipped == ()
+    s = store.session(first.session_id)
+    assert [m.id for m in s.context().messages] == ["u1", "a1", "a1+2", "r1", "r2", "a5"]
+    turn = s.context().to_anthropic()["messages"][1]["content"]
+    assert [b["type"] for b in turn] == ["thinking", "text", "tool_use", "tool_use"]
+    assert store.import_session(path).events_written == 0
+    edited = parallel_session()
+    edited[0]["message"]["content"] = "Compare a.py and c.py"  # rewritten in place
+    path.write_text(jsonl(edited))
+    [changed] = store.import_session(path).sessions[0].skipped
+    assert changed.reason == "u1 changed since it was imported: kept as it was"
+    assert changed.file == str(path)

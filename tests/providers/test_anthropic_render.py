@@ -458,7 +458,10 @@ def test_a_compaction_summary_is_a_user_text_turn(store: SessionStore) -> None:
     assert request["messages"] == [
         {
             "role": "user",
-            "content": [text("The test and its output were read."), text("now the parser")],
+            "content": [
+                text("[Summary of earlier conversation]\nThe test and its output were read."),
+                text("now the parser"),
+            ],
         },
         {"role": "assistant", "content": second["content"]},
         {"role": "user", "content": [result("toolu_2", "output two")]},

@@ -307,7 +307,12 @@ def test_a_compaction_summary_is_a_user_message(sqlite_store: SessionStore) -> N
         {
             "type": "message",
             "role": "user",
-            "content": [{"type": "input_text", "text": "Read m1..m3; add() subtracts."}],
+            "content": [
+                {
+                    "type": "input_text",
+                    "text": "[Summary of earlier conversation]\nRead m1..m3; add() subtracts.",
+                }
+            ],
         },
         {
             "type": "message",
