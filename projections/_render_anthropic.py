@@ -148,10 +148,10 @@ def _response_id(message: LiveMessage) -> str | None:
         return None
     if native.api == ANTHROPIC:
         response = native.value.get("id")
-    elif native.api == CLAUDE_CODE_ENTRIES and isinstance(native.value.get("entries"), list):
-        entries = native.value["entries"]
-        first = entries[0] if entries and isinstance(entries[0], dict) else {}
-        body = first.get("message")
+    elif native.api == CLAUDE_CODE_ENTRIES:
+        entries = native.value.get("entries")
+        first = entries[0] if isinstance(entries, list) and entries else None
+        body = first.get("message") if isinstance(first, dict) else None
         response = body.get("id") if isinstance(body, dict) else None
     else:
         return None
