@@ -48,10 +48,10 @@ def test_an_accepted_compaction_is_the_one_the_callback_was_shown(store: Session
     proposal, event = shown[0], check.compactions[0]
     assert event.seq == proposal.version + 1
     assert event.payload == proposal.event
-    assert event.payload.replaced_message_ids == proposal.leaving  # type: ignore[attr-defined]
+    assert event.payload.replaced_message_ids == proposal.leaving
     assert (proposal.tokens_before, proposal.tokens_after) == (
-        event.payload.tokens_before,  # type: ignore[attr-defined]
-        event.payload.tokens_after,  # type: ignore[attr-defined]
+        event.payload.tokens_before,
+        event.payload.tokens_after,
     )
     assert proposal.leaving_tokens - proposal.summary_tokens == (
         proposal.tokens_before - proposal.tokens_after
