@@ -21,8 +21,9 @@ from events import CompactionReason, ContextCompacted, TextPart
 from events._arguments import described
 from projections import LiveMessage
 from projections._fold import always_kept
-from store._errors import InvalidArgument, SessionStoreError
+from store._errors import CompactionError, InvalidArgument, SessionStoreError
 from store._summarize import _await as await_result
+from store._summarize import _first_line as first_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +81,22 @@ awaitable of that on the async face)."""
 
 def confirmed(confirm: Confirm, proposal: CompactionProposal) -> bool:
     """What `confirm` answers to `proposal`, awaited when it returns an awaitable (on the
-    `AsyncSession` caller's loop, as an async summarizer is). The answer must be a bool:
-    anything else is a mistake worth naming rather than a truthy yes that compacts a session
-    the user meant to keep."""
-    answer: object = confirm(proposal)
-    if inspect.isawaitable(answer):
-        answer = await_result(answer)
+    `AsyncSession` caller's loop, as an async summarizer is).
+
+    The answer must be a bool: anything else is a mistake worth naming rather than a truthy
+    yes that compacts a session the user meant to keep. A callback that raises, or answers
+    something else, fails the compaction as a failing summarizer does: `CompactionError`,
+    nothing appended for it (the check's `CompactionError.check` says what it did before)."""
+    try:
+        answer: object = confirm(proposal)
+        if inspect.isawaitable(answer):
+            answer = await_result(answer)
+    except Exception as exc:
+        raise CompactionError(
+            f"the confirm callback failed: {type(exc).__name__}: {first_line(exc)}"
+        ) from exc
     if not isinstance(answer, bool):
-        raise InvalidArgument(f"confirm must return True or False, got {described(answer)}")
+        raise CompactionError(f"confirm must return True or False, got {described(answer)}")
     return answer
 
 

@@ -25,7 +25,17 @@ log = logging.getLogger("sessionstore.checks")
 
 Phase = Literal["prune", "selective", "summary"]
 
-_TRACING = importlib.util.find_spec("opentelemetry") is not None
+
+def _tracing_available() -> bool:
+    """Whether `opentelemetry.trace` (the API) can be imported, without importing it: another
+    `opentelemetry-*` package alone provides the namespace but not the API."""
+    try:
+        return importlib.util.find_spec("opentelemetry.trace") is not None
+    except ImportError:
+        return False
+
+
+_TRACING = _tracing_available()
 
 
 def strategy_of(config: object) -> str:

@@ -896,6 +896,12 @@ class Session:
                         continue  # keeps too much, or would only summarize a summary: shrink more
                     try:
                         event = self._compaction(cut, summarizer or self.summarizer, point)
+                        if confirm is not None and not isinstance(event, int):
+                            proposal = proposal_of(self.id, self.version, event)
+                            if not confirmed(confirm, proposal):
+                                declined = proposal
+                                note = "compaction declined: nothing appended for it"
+                                break
                     except CompactionError as error:
                         error.check = ContextCheck(
                             point,
@@ -911,12 +917,6 @@ class Session:
                     if isinstance(event, int):
                         skipped.append((cut.replaced_tokens, event))
                         continue  # the summary saved too little
-                    if confirm is not None:
-                        proposal = proposal_of(self.id, self.version, event)
-                        if not confirmed(confirm, proposal):
-                            declined = proposal
-                            note = "compaction declined: nothing appended for it"
-                            break
                     compactions.extend(self.append_events([event]))
                     now = measure(self._fold, config)
                     if not now.overflowing:

@@ -11,6 +11,7 @@ import pytest
 from events import MessagesReverted
 from store import (
     AsyncSessionStore,
+    CompactionError,
     CompactionProposal,
     CompactionRefused,
     ConcurrencyError,
@@ -85,11 +86,21 @@ def test_a_refused_compaction_writes_nothing_and_names_the_ways_out(store: Sessi
     assert s.version == version
 
 
-def test_a_confirm_that_answers_no_bool_is_refused_and_writes_nothing(store: SessionStore) -> None:
+def test_a_confirm_that_fails_fails_the_compaction_and_writes_it_not(
+    store: SessionStore,
+) -> None:
     s = crowded_session(store)
     version = s.version
-    with pytest.raises(InvalidArgument, match="confirm must return True or False, got"):
+    with pytest.raises(CompactionError) as wrong:
         s.before_llm_call(confirm=lambda proposal: "yes")
+    assert str(wrong.value) == "confirm must return True or False, got str 'yes'"
+    assert wrong.value.check.compactions == ()  # type: ignore[attr-defined]
+
+    def broken(proposal: CompactionProposal) -> bool:
+        raise KeyError("tokens")
+
+    with pytest.raises(CompactionError, match=r"^the confirm callback failed: KeyError: 'tokens'$"):
+        s.after_tool_result(confirm=broken)
     with pytest.raises(InvalidArgument, match="confirm must be callable or None"):
         s.after_tool_result(confirm=True)  # type: ignore[arg-type]
     assert store.session(s.id).version == version

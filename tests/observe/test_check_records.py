@@ -116,6 +116,7 @@ def test_each_phase_is_a_span_with_its_tokens(
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)  # other tests' (ADK) setting
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
