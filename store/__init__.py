@@ -19,6 +19,7 @@ import importlib.metadata as _metadata
 from events import ChainReport, CompressionConfig, NewEvent, RecordedEvent, ToolLimits, Usage
 from projections import ArtifactTrail, Context, LiveMessage, LiveToolResult, TimelineRow, ToolMap
 from store._async import AsyncSession, AsyncSessionStore
+from store._confirm import CompactionProposal, CompactionRefused
 from store._errors import (
     CompactionError,
     ConcurrencyError,
@@ -62,6 +63,8 @@ __all__ = [
     "Checkpoint",
     "CompactionError",
     "CompactionPlan",
+    "CompactionProposal",
+    "CompactionRefused",
     "CompressionConfig",
     "ConcurrencyError",
     "Context",

@@ -42,6 +42,7 @@ from events import (
 )
 from projections import ArtifactTrail, Context, TimelineRow, ToolMap
 from store._append import Clock, EventLike
+from store._confirm import CompactionProposal, Confirm
 from store._import import ImportResult
 from store._policies import Measure, PrunePlan
 from store._rows import SessionInfo
@@ -217,11 +218,42 @@ class AsyncSession:
     async def measure(self) -> Measure:
         return await self._run(self.sync.measure)
 
-    async def before_llm_call(self, summarizer: Summarizer | None = None) -> ContextCheck:
-        return await self._run(lambda: self.sync.before_llm_call(summarizer))
+    async def before_llm_call(
+        self, summarizer: Summarizer | None = None, *, confirm: Confirm | None = None
+    ) -> ContextCheck:
+        """As `Session.before_llm_call`; `confirm` may be async: it is awaited on this loop
+        (it must not call this session: the check holds it until the answer)."""
+        return await self._run(lambda: self.sync.before_llm_call(summarizer, confirm=confirm))
 
-    async def after_tool_result(self, summarizer: Summarizer | None = None) -> ContextCheck:
-        return await self._run(lambda: self.sync.after_tool_result(summarizer))
+    async def after_tool_result(
+        self, summarizer: Summarizer | None = None, *, confirm: Confirm | None = None
+    ) -> ContextCheck:
+        return await self._run(lambda: self.sync.after_tool_result(summarizer, confirm=confirm))
+
+    async def propose_compaction(
+        self,
+        summarizer: Summarizer | None = None,
+        reason: CompactionReason = "manual",
+        *,
+        keep_turns: int | None = None,
+        keep_tokens: int | None = None,
+    ) -> CompactionProposal:
+        call = functools.partial(
+            self.sync.propose_compaction, keep_turns=keep_turns, keep_tokens=keep_tokens
+        )
+        return await self._run(lambda: call(summarizer, reason))
+
+    async def apply(self, proposal: CompactionProposal) -> RecordedEvent:
+        return await self._run(lambda: self.sync.apply(proposal))
+
+    async def drop_oldest_turns(self, n: int) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.drop_oldest_turns(n))
+
+    async def fork_with_summary(
+        self, proposal: CompactionProposal, *, title: str | None = None
+    ) -> AsyncSession:
+        fork = await self._run(lambda: self.sync.fork_with_summary(proposal, title=title))
+        return AsyncSession(fork, self._workers)
 
     async def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
         return await self._run(lambda: self.sync.prune(dry_run=dry_run, reason=reason))

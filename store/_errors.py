@@ -17,6 +17,7 @@
      ├── NotInContext (LookupError)       a message or part id not in the live context
      ├── ConcurrencyError                 stale `expected_version`; carries the actual one
      ├── CompactionError                  the summarizer failed or returned no text
+     ├── CompactionRefused                a refused compaction, stopped (`store._confirm`)
      ├── IdempotencyError                 an `event_id` reused for different content
      ├── SchemaMismatch                   the database is not at this code's migration head
      └── DatabaseUnavailable              the database cannot be opened, reached or written

@@ -64,8 +64,24 @@ from projections import (
 )
 from store import _arguments as check
 from store._append import check_text_size
-from store._errors import CompactionError, InvalidArgument, InvalidEvent, NotInContext
+from store._confirm import (
+    CompactionProposal,
+    CompactionRefused,
+    Confirm,
+    confirmed,
+    oldest_turns,
+    proposal_of,
+    turns_to_drop,
+)
+from store._errors import (
+    CompactionError,
+    ConcurrencyError,
+    InvalidArgument,
+    InvalidEvent,
+    NotInContext,
+)
 from store._log import MAX_SEQ, EventLog
+from store._observe import phase, strategy_of
 from store._policies import (
     CompactionPlan,
     Measure,
@@ -137,6 +153,11 @@ class ContextCheck:
     compactions: tuple[RecordedEvent, ...]
     note: str
     skipped: tuple[tuple[int, int], ...] = ()
+    declined: CompactionProposal | None = None
+    """The compaction a `confirm` callback refused (nothing of it was appended)."""
+    drop_turns: int = 0
+    """When a compaction was declined: the fewest oldest turns `Session.drop_oldest_turns`
+    would take out to get under the limit (0 when only the current turn is left)."""
 
     @property
     def acted(self) -> bool:
@@ -147,6 +168,13 @@ class ContextCheck:
         """Whether the context is still larger than the usable window: nothing left could be
         shrunk (a huge message in the current turn, say); sending it would fail."""
         return self.after.usable is not None and self.after.tokens > self.after.usable
+
+    def stop(self) -> None:
+        """The third way out of a declined compaction: raise `CompactionRefused`, whose message
+        names the other two (`drop_oldest_turns`, `fork_with_summary`). Does nothing when no
+        compaction was declined."""
+        if self.declined is not None:
+            raise CompactionRefused(self.declined, self.drop_turns)
 
 
 class Session:
@@ -640,15 +668,138 @@ class Session:
         self._catch_up()
         return measure(self._fold, self.config)
 
-    def before_llm_call(self, summarizer: Summarizer | None = None) -> ContextCheck:
-        """Call before each model request: prunes, then compacts, if the context overflows."""
-        check.summarizer_or_none(summarizer)
-        return self._keep_in_window("before_llm_call", summarizer)
+    def before_llm_call(
+        self, summarizer: Summarizer | None = None, *, confirm: Confirm | None = None
+    ) -> ContextCheck:
+        """Call before each model request: prunes, then compacts, if the context overflows.
 
-    def after_tool_result(self, summarizer: Summarizer | None = None) -> ContextCheck:
+        With `confirm`, each compaction is first passed to it as a `CompactionProposal` and
+        appended only when it returns True; on False nothing more is appended and the check's
+        `declined` holds the proposal, with the ways out as calls: `drop_oldest_turns(
+        check.drop_turns)`, `fork_with_summary(check.declined)`, or `check.stop()`. Pruning,
+        which comes first, is not asked about."""
+        check.summarizer_or_none(summarizer)
+        _check_confirm(confirm)
+        return self._keep_in_window("before_llm_call", summarizer, confirm)
+
+    def after_tool_result(
+        self, summarizer: Summarizer | None = None, *, confirm: Confirm | None = None
+    ) -> ContextCheck:
         """Call after appending tool results: the same check, recorded as `after_tool`."""
         check.summarizer_or_none(summarizer)
-        return self._keep_in_window("after_tool", summarizer)
+        _check_confirm(confirm)
+        return self._keep_in_window("after_tool", summarizer, confirm)
+
+    @_serialized
+    def propose_compaction(
+        self,
+        summarizer: Summarizer | None = None,
+        reason: CompactionReason = "manual",
+        *,
+        keep_turns: int | None = None,
+        keep_tokens: int | None = None,
+    ) -> CompactionProposal:
+        """The compaction `compact` would append, as a plan, appending nothing (the summarizer
+        runs: the summary is part of the plan). `apply(proposal)` appends it; `CompactionError`
+        as `compact` when there is nothing to compact or the summary saves too little."""
+        check.summarizer_or_none(summarizer)
+        check.choice("reason", reason, _COMPACTION_REASONS)
+        check.optional_integer("keep_turns", keep_turns, minimum=0)
+        check.optional_integer("keep_tokens", keep_tokens, minimum=0)
+        self._catch_up()
+        config = self.config
+        turns = config.keep_recent_turns if keep_turns is None else keep_turns
+        scaled = config.budgets(_usable(self.header)).keep_recent_tokens
+        kept_tokens = scaled if keep_tokens is None else keep_tokens
+        plan = plan_compaction(self.context().messages, keep_turns=turns, keep_tokens=kept_tokens)
+        if plan is None:
+            raise CompactionError(
+                f"nothing to compact: the last {turns} turns and {kept_tokens:,} tokens are kept, "
+                "and what lies before them is system, pinned or summarized already"
+            )
+        event = self._compaction(plan, summarizer or self.summarizer, reason)
+        if isinstance(event, int):
+            raise CompactionError(
+                f"the summary ({event:,} tokens) saves less than "
+                f"{config.minimum_compaction_saving:.0%} of the {plan.replaced_tokens:,} tokens "
+                "it would replace"
+            )
+        return proposal_of(self.id, self.version, event)
+
+    @_serialized
+    def apply(self, proposal: CompactionProposal) -> RecordedEvent:
+        """Append the compaction `proposal` shows, exactly. `ConcurrencyError` (and nothing
+        written) when the session moved on since it was proposed: the plan was made for a
+        context that is no longer the live one; propose again."""
+        if not isinstance(proposal, CompactionProposal):
+            raise InvalidArgument(
+                f"proposal must be a CompactionProposal, got {described(proposal)}"
+            )
+        if proposal.session_id != self.id:
+            raise InvalidArgument(
+                f"proposal is for session {proposal.session_id!r}, not {self.id!r}"
+            )
+        self._catch_up()
+        if self.version != proposal.version:
+            raise ConcurrencyError(self.id, proposal.version, self.version)
+        return self.append_events([proposal.event])[0]
+
+    @_serialized
+    def drop_oldest_turns(self, n: int) -> RecordedEvent | None:
+        """Take the oldest `n` user turns out of the live context: what a caller that refused
+        a compaction can do instead. One `MessagesReverted` event names every message that
+        leaves (system and pinned messages, and what precedes the first turn, stay); its
+        `after_message_id` is the newest message that stays before them (the oldest that stays
+        when none does). Replay before the event shows them; `SessionStore.fork(id, at=seq - 1)`
+        brings them back. `None` when `n` is 0; `InvalidArgument` when no turn would be left."""
+        check.integer("n", n, minimum=0)
+        self._catch_up()
+        messages = self.context().messages
+        leaving = oldest_turns(messages, n)
+        if not leaving:
+            return None
+        first = next(k for k, m in enumerate(messages) if m.id == leaving[0])
+        before = [m.id for m in messages[:first] if m.id not in leaving]
+        staying = [m.id for m in messages if m.id not in leaving]
+        after = before[-1] if before else staying[0]
+        event = MessagesReverted(after_message_id=after, reverted_message_ids=leaving)
+        return self.append_events([event])[0]
+
+    @_serialized
+    def fork_with_summary(
+        self, proposal: CompactionProposal, *, title: str | None = None
+    ) -> Session:
+        """A new session that starts where `proposal` was made, with its compaction applied:
+        the summary and the kept messages. This session is not changed. The fork's history is
+        this one's up to `proposal.version` (read, not copied) and then the compaction, so
+        every original is still in replay, and `restore`/`fork(at=)` work there as anywhere."""
+        if not isinstance(proposal, CompactionProposal):
+            raise InvalidArgument(
+                f"proposal must be a CompactionProposal, got {described(proposal)}"
+            )
+        if proposal.session_id != self.id:
+            raise InvalidArgument(
+                f"proposal is for session {proposal.session_id!r}, not {self.id!r}"
+            )
+        check.optional_text("title", title)
+        history = self._log.fold_at(self.id, proposal.version)
+        assert history.header is not None
+        started = history.header.model_copy(
+            update={
+                "title": title if title is not None else history.header.title,
+                "parent_session_id": self.id,
+                "parent_seq": history.seq,
+                "parent_hash": history.hash,
+            }
+        )
+        # one transaction: no fork is ever seen without its summary
+        started_event, compacted = self._log.append(new_id(), [started, proposal.event], 0)
+        history.apply(started_event)
+        self._log.save_snapshot(history)  # the fork's resume starts here, not in its parent
+        history.apply(compacted)
+        fork = Session(self._log, history, snapshot_seq=started_event.seq)
+        fork.summarizer = self.summarizer
+        return fork
 
     @_serialized
     def prune(self, *, dry_run: bool = False, reason: str = "manual") -> PrunePlan | None:
@@ -685,34 +836,19 @@ class Session:
     ) -> RecordedEvent:
         """Replace the head of the conversation by one summary, keeping the system prompt,
         pinned messages and the last turns. `CompactionError` (and nothing appended) when
-        there is nothing to replace, the summarizer fails, or its summary is not shorter."""
-        check.summarizer_or_none(summarizer)
-        check.choice("reason", reason, _COMPACTION_REASONS)
-        check.optional_integer("keep_turns", keep_turns, minimum=0)
-        check.optional_integer("keep_tokens", keep_tokens, minimum=0)
-        self._catch_up()
-        config = self.config
-        turns = config.keep_recent_turns if keep_turns is None else keep_turns
-        scaled = config.budgets(_usable(self.header)).keep_recent_tokens
-        kept_tokens = scaled if keep_tokens is None else keep_tokens
-        plan = plan_compaction(self.context().messages, keep_turns=turns, keep_tokens=kept_tokens)
-        if plan is None:
-            raise CompactionError(
-                f"nothing to compact: the last {turns} turns and {kept_tokens:,} tokens are kept, "
-                "and what lies before them is system, pinned or summarized already"
-            )
-        event = self._compaction(plan, summarizer or self.summarizer, reason)
-        if isinstance(event, int):
-            raise CompactionError(
-                f"the summary ({event:,} tokens) saves less than "
-                f"{config.minimum_compaction_saving:.0%} of the {plan.replaced_tokens:,} tokens "
-                "it would replace"
-            )
-        return self.append_events([event])[0]
+        there is nothing to replace, the summarizer fails, or its summary is not shorter.
+        The same as `apply(propose_compaction(...))` in one step."""
+        proposal = self.propose_compaction(
+            summarizer, reason, keep_turns=keep_turns, keep_tokens=keep_tokens
+        )
+        return self.apply(proposal)
 
     @_serialized
     def _keep_in_window(
-        self, point: Literal["before_llm_call", "after_tool"], summarizer: Summarizer | None
+        self,
+        point: Literal["before_llm_call", "after_tool"],
+        summarizer: Summarizer | None,
+        confirm: Confirm | None = None,
     ) -> ContextCheck:
         self._catch_up()
         config = self.config
@@ -722,56 +858,87 @@ class Session:
         if not config.auto:
             note = "overflowing; automatic pruning and compaction are off"
             return ContextCheck(point, before, before, None, (), note)
+        strategy = strategy_of(config)
         needed = before.tokens - before.limit if before.limit is not None else None
-        plan = self._prune_plan(needed)
         pruned = None
-        if plan is not None and plan.worth_it:
-            pruned = self.append_events([plan.event(f"overflow at {point}")])[0]
-        now = measure(self._fold, config)
+        reason = f"overflow at {point}"
+        with phase(
+            self.id, point, "prune", strategy=strategy, reason=reason, tokens_before=before.tokens
+        ) as pruning:
+            plan = self._prune_plan(needed)
+            if plan is not None and plan.worth_it:
+                pruned = self.append_events([plan.event(reason)])[0]
+            now = measure(self._fold, config)
+            pruning.tokens_after = now.tokens
+            pruning.outcome = "pruned" if pruned else "nothing worth pruning"
         compactions: list[RecordedEvent] = []
         skipped: list[tuple[int, int]] = []
+        declined: CompactionProposal | None = None
         note = "pruning was enough" if pruned else "within the window"
         if now.overflowing and self._resting(config, now):
             note = "still overflowing: compaction could not shrink it further; cooling down"
         elif now.overflowing:
             note = "still overflowing: nothing left that compaction can shrink; cooling down"
-            for attempt in range(config.max_attempts):
-                keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
-                cut = plan_compaction(
-                    self.context().messages, keep_turns=keep_turns, keep_tokens=keep_tokens
-                )
-                if cut is None or all(m.summary for m in cut.replaced):
-                    continue  # keeps too much, or would only summarize a summary: shrink more
-                try:
-                    event = self._compaction(cut, summarizer or self.summarizer, point)
-                except CompactionError as error:
-                    error.check = ContextCheck(
-                        point,
-                        before,
-                        now,
-                        pruned,
-                        tuple(compactions),
-                        f"failed: {error}",
-                        tuple(skipped),
+            with phase(
+                self.id,
+                point,
+                "summary",
+                strategy=strategy,
+                reason=f"still overflowing at {point} after pruning",
+                tokens_before=now.tokens,
+            ) as summarizing:
+                for attempt in range(config.max_attempts):
+                    keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
+                    cut = plan_compaction(
+                        self.context().messages, keep_turns=keep_turns, keep_tokens=keep_tokens
                     )
-                    raise
-                if isinstance(event, int):
-                    skipped.append((cut.replaced_tokens, event))
-                    continue  # the summary saved too little
-                compactions.extend(self.append_events([event]))
-                now = measure(self._fold, config)
-                if not now.overflowing:
-                    note = f"compacted in {attempt + 1} attempt(s)"
-                    break
-            if now.overflowing:
-                self._fruitless = (self._fold.seq, now.tokens)
-                if skipped and not compactions:
-                    note = (
-                        "still overflowing: every summary saved less than "
-                        f"{config.minimum_compaction_saving:.0%} of what it would replace; "
-                        "cooling down"
-                    )
-        return ContextCheck(point, before, now, pruned, tuple(compactions), note, tuple(skipped))
+                    if cut is None or all(m.summary for m in cut.replaced):
+                        continue  # keeps too much, or would only summarize a summary: shrink more
+                    try:
+                        event = self._compaction(cut, summarizer or self.summarizer, point)
+                        if confirm is not None and not isinstance(event, int):
+                            proposal = proposal_of(self.id, self.version, event)
+                            if not confirmed(confirm, proposal):
+                                declined = proposal
+                                note = "compaction declined: nothing appended for it"
+                                break
+                    except CompactionError as error:
+                        error.check = ContextCheck(
+                            point,
+                            before,
+                            now,
+                            pruned,
+                            tuple(compactions),
+                            f"failed: {error}",
+                            tuple(skipped),
+                        )
+                        summarizing.outcome = f"failed: {error}"
+                        raise
+                    if isinstance(event, int):
+                        skipped.append((cut.replaced_tokens, event))
+                        continue  # the summary saved too little
+                    compactions.extend(self.append_events([event]))
+                    now = measure(self._fold, config)
+                    if not now.overflowing:
+                        note = f"compacted in {attempt + 1} attempt(s)"
+                        break
+                if now.overflowing and declined is None:
+                    self._fruitless = (self._fold.seq, now.tokens)
+                    if skipped and not compactions:
+                        note = (
+                            "still overflowing: every summary saved less than "
+                            f"{config.minimum_compaction_saving:.0%} of what it would replace; "
+                            "cooling down"
+                        )
+                summarizing.tokens_after = now.tokens
+                summarizing.outcome = note
+        drop = 0
+        if declined is not None:
+            over = now.tokens - now.limit if now.limit is not None else None
+            drop = turns_to_drop(self.context().messages, over)
+        return ContextCheck(
+            point, before, now, pruned, tuple(compactions), note, tuple(skipped), declined, drop
+        )
 
     def _resting(self, config: CompressionConfig, now: Measure) -> bool:
         """Whether compaction failed to get under the limit recently and the context has not
@@ -944,6 +1111,11 @@ class Session:
             raise InvalidEvent("a message answers one tool call twice")
         for call_id in answered:
             self._pending_call(call_id)
+
+
+def _check_confirm(confirm: object) -> None:
+    if confirm is not None and not callable(confirm):
+        raise InvalidArgument(f"confirm must be callable or None, got {described(confirm)}")
 
 
 def _usable(header: SessionStarted) -> int | None:

@@ -29,6 +29,8 @@ def test_store_exports() -> None:
             "Checkpoint",
             "CompactionError",
             "CompactionPlan",
+            "CompactionProposal",
+            "CompactionRefused",
             "CompressionConfig",
             "ConcurrencyError",
             "Context",
@@ -91,6 +93,7 @@ def test_every_exported_exception_derives_from_the_one_root() -> None:
     }
     assert exceptions == {
         "CompactionError",
+        "CompactionRefused",
         "ConcurrencyError",
         "DatabaseUnavailable",
         "IdempotencyError",

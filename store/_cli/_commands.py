@@ -313,17 +313,33 @@ def prune(app: Cli, session_id: str, dry_run: bool, as_json: bool) -> None:
     type=click.IntRange(min=0),
     help="Tokens to keep at least (default: the session's).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (what would leave, tokens before/after, the summary); write nothing.",
+)
 @json_option
 @pass_cli
 def compact(
-    app: Cli, session_id: str, keep_turns: int | None, keep_tokens: int | None, as_json: bool
+    app: Cli,
+    session_id: str,
+    keep_turns: int | None,
+    keep_tokens: int | None,
+    dry_run: bool,
+    as_json: bool,
 ) -> None:
     """Summarize the head of the conversation (offline, extractive), keeping the last turns."""
     session = app.store.session(session_id)
-    event = session.compact(keep_turns=keep_turns, keep_tokens=keep_tokens)
-    payload = event.payload
-    replaced = len(payload.replaced_message_ids)  # type: ignore[attr-defined]
-    before, after = payload.tokens_before, payload.tokens_after  # type: ignore[attr-defined]
+    proposal = session.propose_compaction(keep_turns=keep_turns, keep_tokens=keep_tokens)
+    if dry_run:
+        if as_json:
+            app.json(views.proposal_json(proposal))
+        else:
+            click.echo(views.proposal_text(proposal), nl=False)
+        return
+    event = session.apply(proposal)
+    replaced = len(proposal.leaving)
+    before, after = proposal.tokens_before, proposal.tokens_after
     if as_json:
         app.json({"seq": event.seq, "replaced": replaced, "tokens_before": before,
                   "tokens_after": after})  # fmt: skip

@@ -20,6 +20,7 @@ from projections import (
     LiveToolResult,
     TimelineRow,
 )
+from store._confirm import CompactionProposal
 from store._stats import SessionSummary, StoreStats
 from store._verify import VerifyReport
 
@@ -440,4 +441,35 @@ def artifacts_json(trail: ArtifactTrail) -> dict[str, Any]:
         "todos": [{"text": t.text, "status": t.status} for t in trail.todos],
         "todos_seq": trail.todos_seq,
         "tool_calls": {name: count for name, count in trail.tool_calls},
+    }
+
+
+def proposal_text(proposal: CompactionProposal) -> str:
+    """`compact --dry-run`: what would leave, the tokens before and after, and the summary."""
+    lines = [
+        f"would compact {len(proposal.leaving)} messages ({proposal.leaving_tokens:,} tokens) "
+        f"of {proposal.session_id} at version {proposal.version}: "
+        f"{proposal.tokens_before:,} -> {proposal.tokens_after:,} tokens",
+        "leaving: " + ", ".join(proposal.leaving),
+        f"first kept: {proposal.first_kept_message_id}",
+        f"summary ({proposal.summary_tokens:,} tokens, {proposal.summarizer}):",
+        proposal.summary,
+        "(dry run: nothing was written)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def proposal_json(proposal: CompactionProposal) -> dict[str, Any]:
+    return {
+        "session_id": proposal.session_id,
+        "version": proposal.version,
+        "reason": proposal.reason,
+        "leaving": list(proposal.leaving),
+        "leaving_tokens": proposal.leaving_tokens,
+        "first_kept_message_id": proposal.first_kept_message_id,
+        "tokens_before": proposal.tokens_before,
+        "tokens_after": proposal.tokens_after,
+        "summary": proposal.summary,
+        "summary_tokens": proposal.summary_tokens,
+        "summarizer": proposal.summarizer,
     }

@@ -518,3 +518,25 @@ def _tool_part_ids(shown: object) -> list[str]:
 
     walk(shown)
     return found[:1]
+
+
+def test_compact_dry_run_prints_the_plan_and_writes_nothing(cli: Cli) -> None:
+    run = cli("compact", "s1", "--keep-turns", "1", "--dry-run")
+    assert run.code == 0
+    plan = json.loads(cli("compact", "s1", "--keep-turns", "1", "--dry-run", "--json").out)
+    assert plan["leaving"] == ["u1", "a1", "t1", "a2"]
+    assert run.out == (
+        f"would compact 4 messages ({plan['leaving_tokens']:,} tokens) of s1 at version 10: "
+        f"{plan['tokens_before']:,} -> {plan['tokens_after']:,} tokens\n"
+        "leaving: u1, a1, t1, a2\n"
+        "first kept: u2\n"
+        f"summary ({plan['summary_tokens']:,} tokens, extractive):\n"
+        f"{plan['summary']}\n"
+        "(dry run: nothing was written)\n"
+    )
+    assert plan["summary"].startswith("[Summary of earlier conversation]")
+    assert json.loads(cli("ls", "--json").out)[0]["compactions"] == 0
+    assert cli("compact", "s1", "--keep-turns", "1").out.startswith(
+        f"compacted 4 messages into a summary at seq 11: {plan['tokens_before']:,} -> "
+        f"{plan['tokens_after']:,} tokens"
+    )

@@ -231,6 +231,10 @@ summarizers = st.one_of(
     st.sampled_from([ExtractiveSummarizer(), failing, summarize_later, None]),
     st.builds(summarize_to, st.one_of(texts, st.just("Short summary."), anything)),
 )
+confirms = st.one_of(
+    st.sampled_from([lambda proposal: True, lambda proposal: False, None]),
+    st.builds(lambda answer: lambda proposal: answer, anything),
+)
 
 
 # the store under test, shared by every example
@@ -524,8 +528,24 @@ def session_calls(w: World, draw: Draw) -> dict[str, Callable[[], Call]]:
             keep_turns=draw(maybe(st.integers(0, 4))),
             keep_tokens=draw(maybe(st.integers(0, 5_000))),
         ),
-        "before_llm_call": lambda: call(s.before_llm_call, summarizer=draw(maybe(summarizers))),
-        "after_tool_result": lambda: call(s.after_tool_result, summarizer=draw(maybe(summarizers))),
+        "propose_compaction": lambda: call(
+            s.propose_compaction,
+            summarizer=draw(maybe(summarizers)),
+            reason=draw(maybe(reasons)),
+            keep_turns=draw(maybe(st.integers(0, 4))),
+            keep_tokens=draw(maybe(st.integers(0, 5_000))),
+        ),
+        "drop_oldest_turns": lambda: call(s.drop_oldest_turns, n=draw(either(st.integers(0, 3)))),
+        "before_llm_call": lambda: call(
+            s.before_llm_call,
+            summarizer=draw(maybe(summarizers)),
+            confirm=draw(maybe(confirms)),
+        ),
+        "after_tool_result": lambda: call(
+            s.after_tool_result,
+            summarizer=draw(maybe(summarizers)),
+            confirm=draw(maybe(confirms)),
+        ),
     }
 
 
