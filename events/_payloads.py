@@ -100,6 +100,12 @@ class ContextCompacted(Payload):
     tokens_after: int = Field(ge=0)
     reason: CompactionReason
     summarizer: str = Field(min_length=1)
+    strategy: str = Field(default="", max_length=64, exclude_if=lambda value: not value)
+    """The context strategy that made this decision (`CompressionConfig.strategy`); empty in
+    events written before strategies existed, and left out of the stored form when empty so
+    their hashes do not change."""
+    why: str = Field(default="", max_length=500, exclude_if=lambda value: not value)
+    """The strategy's own account of what it removed and why, shown by the timeline."""
 
 
 class RecordAppended(Payload):
@@ -116,6 +122,11 @@ class MessagesReverted(Payload):
     type: Literal["MessagesReverted"] = "MessagesReverted"
     after_message_id: str = Field(min_length=1)
     reverted_message_ids: tuple[str, ...]
+    strategy: str = Field(default="", max_length=64, exclude_if=lambda value: not value)
+    """Set when a context strategy (not an undo) took the messages out, with no marker: the
+    ids need not follow `after_message_id` then (it names the kept message before the first
+    of them, or the first kept message). Left out of the stored form when empty."""
+    why: str = Field(default="", max_length=500, exclude_if=lambda value: not value)
 
 
 class MessagePopped(Payload):

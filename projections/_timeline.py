@@ -99,12 +99,20 @@ def describe(payload: Payload, change: Change) -> str:
     if isinstance(payload, OutputsRestored):
         return f"restored {len(change.restored)} tool output(s)"
     if isinstance(payload, ContextCompacted):
+        into = "a marker" if payload.summarizer == "marker" else "a summary"
+        by = f"{payload.strategy}: " if payload.strategy else ""
         return _clip(
-            f"compacted {len(change.removed)} message(s) into a summary: "
+            f"{by}compacted {len(change.removed)} message(s) into {into}: "
             f"{payload.tokens_before:,} -> {payload.tokens_after:,} tokens "
             f"({payload.reason}, {payload.summarizer})"
+            + (f"; {payload.why}" if payload.why else "")
         )
     if isinstance(payload, MessagesReverted):
+        if payload.strategy:
+            return _clip(
+                f"{payload.strategy}: took {len(change.removed)} message(s) out of the context"
+                + (f"; {payload.why}" if payload.why else "")
+            )
         return f"reverted {len(change.removed)} message(s) after {payload.after_message_id}"
     if isinstance(payload, MetadataChanged):
         shown = [f"app {payload.app}" if payload.app else "no app"]

@@ -81,6 +81,7 @@ from store._providers import anthropic_message, chat_message, responses_message
 from store._recorder import Head
 from store._redact import plan_redaction, redacted_parts
 from store._state import state_delta
+from store._strategies import guard_compaction, plan_strategy
 from store._summarize import (
     ExtractiveSummarizer,
     Summarizer,
@@ -722,13 +723,29 @@ class Session:
         if not config.auto:
             note = "overflowing; automatic pruning and compaction are off"
             return ContextCheck(point, before, before, None, (), note)
-        needed = before.tokens - before.limit if before.limit is not None else None
+        compactions: list[RecordedEvent] = []
+        if config.strategy != "incremental":
+            dropped = self._strategy_drop(point, before)
+            if dropped is not None:
+                compactions.append(dropped)
+                now = measure(self._fold, config)
+                if not now.overflowing:
+                    note = f"{config.strategy}: {getattr(dropped.payload, 'why', '')}"
+                    return ContextCheck(point, before, now, None, tuple(compactions), note)
+            before_incremental = measure(self._fold, config)
+        else:
+            before_incremental = before
+        # incremental (and the fallback of every other strategy): prune, then summarize
+        needed = (
+            before_incremental.tokens - before_incremental.limit
+            if before_incremental.limit is not None
+            else None
+        )
         plan = self._prune_plan(needed)
         pruned = None
         if plan is not None and plan.worth_it:
-            pruned = self.append_events([plan.event(f"overflow at {point}")])[0]
+            pruned = self.append_events([plan.event(f"overflow at {point} (incremental)")])[0]
         now = measure(self._fold, config)
-        compactions: list[RecordedEvent] = []
         skipped: list[tuple[int, int]] = []
         note = "pruning was enough" if pruned else "within the window"
         if now.overflowing and self._resting(config, now):
@@ -737,8 +754,10 @@ class Session:
             note = "still overflowing: nothing left that compaction can shrink; cooling down"
             for attempt in range(config.max_attempts):
                 keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
-                cut = plan_compaction(
-                    self.context().messages, keep_turns=keep_turns, keep_tokens=keep_tokens
+                messages = self.context().messages
+                cut = guard_compaction(
+                    plan_compaction(messages, keep_turns=keep_turns, keep_tokens=keep_tokens),
+                    messages,
                 )
                 if cut is None or all(m.summary for m in cut.replaced):
                     continue  # keeps too much, or would only summarize a summary: shrink more
@@ -758,6 +777,11 @@ class Session:
                 if isinstance(event, int):
                     skipped.append((cut.replaced_tokens, event))
                     continue  # the summary saved too little
+                why = (
+                    f"summarized {len(cut.replaced)} message(s), keeping {keep_turns} turn(s) "
+                    f"and {keep_tokens:,} tokens (attempt {attempt + 1})"
+                )
+                event = event.model_copy(update={"strategy": "incremental", "why": why})
                 compactions.extend(self.append_events([event]))
                 now = measure(self._fold, config)
                 if not now.overflowing:
@@ -772,6 +796,25 @@ class Session:
                         "cooling down"
                     )
         return ContextCheck(point, before, now, pruned, tuple(compactions), note, tuple(skipped))
+
+    def _strategy_drop(
+        self, point: Literal["before_llm_call", "after_tool"], before: Measure
+    ) -> RecordedEvent | None:
+        """The session's strategy's drop (`store._strategies`), appended, down to
+        `strategy_target_ratio` of the usable window; `None` when it drops nothing."""
+        config = self.config
+        target = (
+            None if before.usable is None else int(before.usable * config.strategy_target_ratio)
+        )
+        event = plan_strategy(
+            self.context().messages,
+            config,
+            reason=point,
+            tokens_before=self._fold.tokens,
+            needed=None if target is None else max(before.tokens - target, 0),
+            count=lambda text: count(text, self.header.encoding),
+        )
+        return None if event is None else self.append_events([event])[0]
 
     def _resting(self, config: CompressionConfig, now: Measure) -> bool:
         """Whether compaction failed to get under the limit recently and the context has not
