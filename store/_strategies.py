@@ -56,13 +56,18 @@ FILE_CHANGING = ("edit", "write", "patch", "create", "replace", "move", "delete"
 
 def thinking_protected(messages: Sequence[LiveMessage]) -> frozenset[str]:
     """Ids of the assistant messages of the current tool loop (since the last user request)
-    that carry thinking: no strategy removes or cuts them."""
-    start = next((n for n in range(len(messages) - 1, -1, -1) if _is_turn_start(messages[n])), 0)
-    return frozenset(
+    that carry thinking, and of that request: no strategy removes or cuts them. The request
+    goes with them because it marks where the loop starts: without it, every message would
+    look older than the loop, and a prune would clear the loop's thinking."""
+    start = next((n for n in range(len(messages) - 1, -1, -1) if _is_turn_start(messages[n])), None)
+    thinking = {
         m.id
-        for m in messages[start:]
+        for m in messages[start or 0 :]
         if m.role == "assistant" and any(isinstance(p, ReasoningPart) for p in m.parts)
-    )
+    }
+    if thinking and start is not None:
+        thinking.add(messages[start].id)
+    return frozenset(thinking)
 
 
 def guard_compaction(
