@@ -129,6 +129,21 @@ class MessagesReverted(Payload):
     why: str = Field(default="", max_length=500, exclude_if=lambda value: not value)
 
 
+class MessagesRestored(Payload):
+    """Messages a context strategy or a compaction took out (the event at `undone_seq`) come
+    back to the live context: copies of the originals in the log, each placed before the live
+    message `before` names for it (at the end when none), in the order given. The drop's
+    marker or summary (`marker_message_id`) leaves: what it stood for is back."""
+
+    type: Literal["MessagesRestored"] = "MessagesRestored"
+    undone_seq: int = Field(ge=1)
+    messages: tuple[Message, ...] = Field(min_length=1)
+    before: dict[str, str] = Field(default_factory=dict)
+    summary_ids: tuple[str, ...] = ()
+    """Restored messages that were compaction summaries (they stay marked as such)."""
+    marker_message_id: str | None = None
+
+
 class MessagePopped(Payload):
     """The newest live message leaves the live context, whatever it is (a tool result too): a
     framework's "pop the last item". Replay before this event still shows it."""
@@ -220,6 +235,7 @@ EventPayload = Annotated[
     | CompressionChanged
     | ContentRedacted
     | MessagePopped
+    | MessagesRestored
     | SessionCleared
     | StateChanged
     | MetadataChanged
@@ -239,6 +255,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     CompressionChanged,
     ContentRedacted,
     MessagePopped,
+    MessagesRestored,
     SessionCleared,
     StateChanged,
     MetadataChanged,

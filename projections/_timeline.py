@@ -14,6 +14,7 @@ from events import (
     MessageAppended,
     MessagePinned,
     MessagePopped,
+    MessagesRestored,
     MessagesReverted,
     MessageUnpinned,
     MetadataChanged,
@@ -119,6 +120,10 @@ def describe(payload: Payload, change: Change) -> str:
         shown.append(f"user {payload.user}" if payload.user else "no user")
         shown.append("tags " + ", ".join(payload.tags) if payload.tags else "no tags")
         return _clip("metadata: " + "; ".join(shown))
+    if isinstance(payload, MessagesRestored):
+        return _clip(
+            f"restored {len(change.added)} message(s) taken out at seq {payload.undone_seq}"
+        )
     if isinstance(payload, MessagePopped):
         return f"popped {payload.message_id}" if change.removed else "popped nothing live"
     if isinstance(payload, SessionCleared):

@@ -78,6 +78,15 @@ def test_a_strategy_keeps_a_long_session_in_the_window(settings: dict[str, Any])
     assert rows, "the timeline does not say which strategy acted"
     # a fresh handle (snapshot + tail) sees the same context
     assert store.session(s.id).context() == s.context()
+    # restore: undoing every decision, newest first, brings back every message in its place
+    for event in reversed(removals):
+        assert s.restore_messages(event.seq) is not None
+        check_every_render(s.context())
+        assert s.restore_messages(event.seq) is None  # everything it took is live again
+    order = [e.payload.message.id for e in events if isinstance(e.payload, MessageAppended)]
+    assert [m.id for m in s.context().messages] == order
+    assert any(row.summary.startswith("restored ") for row in s.timeline())
+    assert store.session(s.id).context() == s.context()
     store.close()
 
 
