@@ -34,11 +34,13 @@ from pydantic import ConfigDict, Field
 from events._arguments import ArgumentModel
 
 Direction = Literal["head", "tail"]
-Strategy = Literal["incremental", "sliding_window", "importance"]
+Strategy = Literal["incremental", "sliding_window", "importance", "adaptive"]
 """How an automatic check gets an overflowing context back under the limit (`store._strategies`):
 `incremental` prunes old outputs, then folds the head into the merged summary (the default);
 `sliding_window` keeps the system prompt, pinned messages and the newest messages; `importance`
-drops the lowest-scored blocks first."""
+drops the lowest-scored blocks first; `adaptive` picks by pressure: below
+`adaptive_drop_ratio` of the usable window only the incremental path (a prune, then the
+summary), above it an importance drop first."""
 
 MAX_ATTEMPTS = 100
 
@@ -128,6 +130,10 @@ class CompressionConfig(ArgumentModel):
     strategy_target_ratio: float = Field(default=0.6, gt=0, le=1)
     """`sliding_window` and `importance` drop until the context is under this fraction of the
     usable window, so the next calls do not trigger again at once (each drop is a cache miss)."""
+
+    adaptive_drop_ratio: float = Field(default=0.9, gt=0, le=1)
+    """`adaptive`: the fraction of the usable window past which blocks are dropped by importance
+    before any prune or summary; below it the light incremental path runs alone."""
 
     auto: bool = True
     """Whether `before_llm_call` / `after_tool_result` prune and compact by themselves."""

@@ -792,6 +792,7 @@ class Session:
         else:
             before_incremental = before
         # incremental (and the fallback of every other strategy): prune, then summarize
+        label = _incremental_label(config)
         needed = (
             before_incremental.tokens - before_incremental.limit
             if before_incremental.limit is not None
@@ -800,7 +801,7 @@ class Session:
         plan = self._prune_plan(needed)
         pruned = None
         if plan is not None and plan.worth_it:
-            pruned = self.append_events([plan.event(f"overflow at {point} (incremental)")])[0]
+            pruned = self.append_events([plan.event(f"overflow at {point} ({label})")])[0]
         now = measure(self._fold, config)
         skipped: list[tuple[int, int]] = []
         note = "pruning was enough" if pruned else "within the window"
@@ -837,7 +838,8 @@ class Session:
                     f"summarized {len(cut.replaced)} message(s), keeping {keep_turns} turn(s) "
                     f"and {keep_tokens:,} tokens (attempt {attempt + 1})"
                 )
-                event = event.model_copy(update={"strategy": "incremental", "why": why})
+                by = "adaptive" if config.strategy == "adaptive" else "incremental"
+                event = event.model_copy(update={"strategy": by, "why": f"{label}: {why}"})
                 compactions.extend(self.append_events([event]))
                 now = measure(self._fold, config)
                 if not now.overflowing:
@@ -869,6 +871,7 @@ class Session:
             tokens_before=self._fold.tokens,
             needed=None if target is None else max(before.tokens - target, 0),
             count=lambda text: count(text, self.header.encoding),
+            pressure=None if not before.usable else before.tokens / before.usable,
         )
         return None if event is None else self.append_events([event])[0]
 
@@ -1043,6 +1046,16 @@ class Session:
             raise InvalidEvent("a message answers one tool call twice")
         for call_id in answered:
             self._pending_call(call_id)
+
+
+def _incremental_label(config: CompressionConfig) -> str:
+    """What the prune-then-summarize path is, for the session's strategy: the strategy itself,
+    adaptive's light stage, or the fallback of a dropping strategy that could not get under."""
+    if config.strategy == "incremental":
+        return "incremental"
+    if config.strategy == "adaptive":
+        return "adaptive, light stage"
+    return f"incremental, fallback of {config.strategy}"
 
 
 def _usable(header: SessionStarted) -> int | None:

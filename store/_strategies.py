@@ -265,13 +265,22 @@ def plan_strategy(
     tokens_before: int,
     needed: int | None,
     count: TokenCounter,
+    pressure: float | None = None,
 ) -> Payload | None:
     """The event the session's strategy appends for an overflowing context, or `None` (the
-    `incremental` strategy, or nothing to drop): the dispatch of an automatic check."""
+    `incremental` strategy, or nothing to drop): the dispatch of an automatic check.
+    `pressure` is the context's share of the usable window (`adaptive` picks by it)."""
     if config.strategy == "sliding_window":
         drop = plan_sliding_window(messages, config, needed=needed)
     elif config.strategy == "importance":
         drop = plan_importance(messages, config, needed=needed)
+    elif config.strategy == "adaptive":
+        if pressure is None or pressure < config.adaptive_drop_ratio:
+            return None  # light pressure: the incremental prune, then the summary
+        drop = plan_importance(messages, config, needed=needed)
+        if drop is not None:
+            why = f"pressure {pressure:.0%} >= {config.adaptive_drop_ratio:.0%}: {drop.why}"
+            drop = Drop("adaptive", drop.removed, why[:500])
     else:
         return None
     if drop is None:

@@ -24,11 +24,14 @@ STRATEGIES = [
     {"strategy": "sliding_window", "window_messages": 12, "window_marker": False},
     {"strategy": "importance"},
     {"strategy": "incremental"},
+    {"strategy": "adaptive", "adaptive_drop_ratio": 0.75},
 ]
 
 
 @pytest.mark.parametrize(
-    "settings", STRATEGIES, ids=["sliding_window", "no-marker", "importance", "incremental"]
+    "settings",
+    STRATEGIES,
+    ids=["sliding_window", "no-marker", "importance", "incremental", "adaptive"],
 )
 def test_a_strategy_keeps_a_long_session_in_the_window(settings: dict[str, Any]) -> None:
     store = SessionStore("sqlite://")

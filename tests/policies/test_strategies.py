@@ -184,3 +184,24 @@ def test_incremental_plans_nothing_here() -> None:
         needed=100, count=five_tokens,
     )  # fmt: skip
     assert event is None
+
+
+def test_adaptive_drops_by_importance_only_under_high_pressure() -> None:
+    messages = messages_of(session())
+    config = CompressionConfig(strategy="adaptive")
+    light = plan_strategy(
+        messages, config, reason="after_tool", tokens_before=600, needed=150,
+        count=five_tokens, pressure=0.85,
+    )  # fmt: skip
+    assert light is None  # the incremental prune and summary run instead
+    heavy = plan_strategy(
+        messages, config, reason="after_tool", tokens_before=600, needed=150,
+        count=five_tokens, pressure=0.95,
+    )  # fmt: skip
+    assert isinstance(heavy, ContextCompacted)
+    assert heavy.replaced_message_ids == ("u1", "a1", "t1", "a2", "t2")
+    assert heavy.strategy == "adaptive"
+    assert heavy.why == (
+        "pressure 95% >= 90%: dropped 3 lowest-scored block(s) (5 message(s), scores up to 5.7) "
+        "to free 150 tokens"
+    )
