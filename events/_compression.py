@@ -34,13 +34,17 @@ from pydantic import ConfigDict, Field
 from events._arguments import ArgumentModel
 
 Direction = Literal["head", "tail"]
-Strategy = Literal["incremental", "sliding_window", "importance", "adaptive"]
+Strategy = Literal["incremental", "sliding_window", "importance", "adaptive", "selective"]
 """How an automatic check gets an overflowing context back under the limit (`store._strategies`):
 `incremental` prunes old outputs, then folds the head into the merged summary (the default);
 `sliding_window` keeps the system prompt, pinned messages and the newest messages; `importance`
 drops the lowest-scored blocks first; `adaptive` picks by pressure: below
 `adaptive_drop_ratio` of the usable window only the incremental path (a prune, then the
-summary), above it an importance drop first."""
+summary), above it an importance drop first; `selective` compacts by item type, lowest
+priority first (tool results beyond the newest `selective_keep` pruned, 10; skill prompts
+dropped, 20; assistant steps beyond the newest `selective_keep`, 30; user messages beyond the
+newest `selective_keep`, 50; summaries and the system prompt never), and only when that
+cannot get under the limit does a summary run."""
 
 MAX_ATTEMPTS = 100
 
@@ -134,6 +138,9 @@ class CompressionConfig(ArgumentModel):
     adaptive_drop_ratio: float = Field(default=0.9, gt=0, le=1)
     """`adaptive`: the fraction of the usable window past which blocks are dropped by importance
     before any prune or summary; below it the light incremental path runs alone."""
+
+    selective_keep: int = Field(default=5, ge=0)
+    """`selective`: the newest tool results, assistant steps and user messages each kept."""
 
     auto: bool = True
     """Whether `before_llm_call` / `after_tool_result` prune and compact by themselves."""

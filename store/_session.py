@@ -36,6 +36,7 @@ from events import (
     Native,
     NativePart,
     NewEvent,
+    OutputsPruned,
     OutputsRestored,
     Part,
     Payload,
@@ -782,12 +783,14 @@ class Session:
         compactions: list[RecordedEvent] = []
         if config.strategy != "incremental":
             dropped = self._strategy_drop(point, before)
-            if dropped is not None:
-                compactions.append(dropped)
+            early = next((e for e in dropped if isinstance(e.payload, OutputsPruned)), None)
+            compactions.extend(e for e in dropped if e is not early)
+            if dropped:
                 now = measure(self._fold, config)
                 if not now.overflowing:
-                    note = f"{config.strategy}: {getattr(dropped.payload, 'why', '')}"
-                    return ContextCheck(point, before, now, None, tuple(compactions), note)
+                    said = [_said(e.payload) for e in dropped]
+                    note = f"{config.strategy}: {'; '.join(said)}"
+                    return ContextCheck(point, before, now, early, tuple(compactions), note)
             before_incremental = measure(self._fold, config)
         else:
             before_incremental = before
@@ -857,14 +860,14 @@ class Session:
 
     def _strategy_drop(
         self, point: Literal["before_llm_call", "after_tool"], before: Measure
-    ) -> RecordedEvent | None:
-        """The session's strategy's drop (`store._strategies`), appended, down to
-        `strategy_target_ratio` of the usable window; `None` when it drops nothing."""
+    ) -> list[RecordedEvent]:
+        """The session's strategy's events (`store._strategies`), appended, down to
+        `strategy_target_ratio` of the usable window; none when it takes nothing out."""
         config = self.config
         target = (
             None if before.usable is None else int(before.usable * config.strategy_target_ratio)
         )
-        event = plan_strategy(
+        events = plan_strategy(
             self.context().messages,
             config,
             reason=point,
@@ -872,8 +875,9 @@ class Session:
             needed=None if target is None else max(before.tokens - target, 0),
             count=lambda text: count(text, self.header.encoding),
             pressure=None if not before.usable else before.tokens / before.usable,
+            now=self._log.now(),
         )
-        return None if event is None else self.append_events([event])[0]
+        return self.append_events(list(events)) if events else []
 
     def _resting(self, config: CompressionConfig, now: Measure) -> bool:
         """Whether compaction failed to get under the limit recently and the context has not
@@ -1046,6 +1050,11 @@ class Session:
             raise InvalidEvent("a message answers one tool call twice")
         for call_id in answered:
             self._pending_call(call_id)
+
+
+def _said(payload: object) -> str:
+    """What a strategy's event says of itself (`why`, or a prune's `reason`)."""
+    return str(getattr(payload, "why", "") or getattr(payload, "reason", ""))
 
 
 def _incremental_label(config: CompressionConfig) -> str:

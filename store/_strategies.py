@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from events import (
     CompactionReason,
@@ -34,6 +35,7 @@ from events import (
     ContextCompacted,
     Message,
     MessagesReverted,
+    OutputsPruned,
     Payload,
     ReasoningPart,
     TextPart,
@@ -41,7 +43,7 @@ from events import (
 )
 from projections import LiveMessage, LiveToolResult
 from projections._fold import always_kept
-from store._policies import CompactionPlan, _is_turn_start, _possible_cuts
+from store._policies import CompactionPlan, _is_turn_start, _possible_cuts, plan_prune
 
 TokenCounter = Callable[[str], int]
 
@@ -219,6 +221,78 @@ def plan_importance(
     return Drop("importance", removed, why)
 
 
+SKILL_TOOLS = ("skill",)
+"""Tools whose calls load a skill's prompt: `selective` drops those blocks at priority 20."""
+
+
+def plan_selective(
+    messages: Sequence[LiveMessage],
+    config: CompressionConfig,
+    *,
+    needed: int | None,
+    now: datetime,
+    count: TokenCounter,
+) -> tuple[OutputsPruned | None, Drop | None]:
+    """Compaction by item type, lowest priority first, stopping once `needed` tokens are
+    freed: (10) tool results beyond the newest `selective_keep` pruned (placeholders, the
+    originals restorable); (20) blocks that load a skill dropped; (30) assistant steps beyond
+    the newest `selective_keep` dropped; (50) user messages beyond the newest `selective_keep`
+    dropped. Summaries, the system prompt, pinned messages, the current loop's thinking and the
+    newest block are never touched. (None, None) when nothing is needed or nothing can go."""
+    if needed is None or needed <= 0:
+        return None, None
+    keep = config.selective_keep
+    stage = config.model_copy(
+        update={"keep_tool_results": keep, "protect_turns": 0, "protect_tokens": 1 << 62}
+    )
+    plan = plan_prune(messages, stage, now=now, count=count, needed=needed)
+    pruned = None
+    freed = 0
+    if plan is not None and plan.part_ids:
+        why = f"selective (10): tool results beyond the newest {keep} pruned"
+        pruned = plan.event(why)
+        freed = plan.tokens_freed
+    if freed >= needed:
+        return pruned, None
+    if pruned is not None:  # the drops are weighed on what the prune leaves
+        gone = set(pruned.part_ids)
+        messages = [_without(m, gone, pruned) for m in messages]
+    split = blocks(messages)
+    movable = _movable(messages)
+    leaving: list[int] = []
+    stages: list[str] = []
+
+    def take(label: str, chosen: list[int]) -> bool:
+        nonlocal freed
+        for n in chosen:
+            if freed >= needed:
+                break
+            if n not in leaving:
+                leaving.append(n)
+                freed += sum(m.tokens for m in split[n])
+                if label not in stages:
+                    stages.append(label)
+        return freed >= needed
+
+    def calls(n: int) -> set[str]:
+        return {p.name for m in split[n] for p in m.parts if isinstance(p, ToolCallPart)}
+
+    candidates = [n for n in range(len(split)) if movable[n] and not split[n][0].summary]
+    skills = [n for n in candidates if calls(n) & set(SKILL_TOOLS)]
+    assistant = [n for n in candidates if split[n][0].role == "assistant"]
+    user = [n for n in candidates if split[n][0].role == "user"]
+    _ = (
+        take("skill prompts (20)", skills)
+        or take(f"assistant steps beyond the newest {keep} (30)", assistant[: -keep or None])
+        or take(f"user messages beyond the newest {keep} (50)", user[: -keep or None])
+    )
+    if not leaving:
+        return pruned, None
+    removed = tuple(m for n in sorted(leaving) for m in split[n])
+    why = f"selective: dropped {len(removed)} message(s): " + "; ".join(stages)
+    return pruned, Drop("selective", removed, why[:500])
+
+
 def drop_event(
     drop: Drop,
     messages: Sequence[LiveMessage],
@@ -266,25 +340,47 @@ def plan_strategy(
     needed: int | None,
     count: TokenCounter,
     pressure: float | None = None,
-) -> Payload | None:
-    """The event the session's strategy appends for an overflowing context, or `None` (the
-    `incremental` strategy, or nothing to drop): the dispatch of an automatic check.
-    `pressure` is the context's share of the usable window (`adaptive` picks by it)."""
-    if config.strategy == "sliding_window":
+    now: datetime | None = None,
+) -> tuple[Payload, ...]:
+    """The events the session's strategy appends for an overflowing context, none for the
+    `incremental` strategy or when nothing can go: the dispatch of an automatic check.
+    `pressure` is the context's share of the usable window (`adaptive` picks by it); `now`
+    dates a prune's placeholder (`selective`)."""
+    prune: OutputsPruned | None = None
+    if config.strategy == "selective":
+        prune, drop = plan_selective(
+            messages, config, needed=needed, now=now or datetime.now(UTC), count=count
+        )
+    elif config.strategy == "sliding_window":
         drop = plan_sliding_window(messages, config, needed=needed)
     elif config.strategy == "importance":
         drop = plan_importance(messages, config, needed=needed)
     elif config.strategy == "adaptive":
         if pressure is None or pressure < config.adaptive_drop_ratio:
-            return None  # light pressure: the incremental prune, then the summary
+            return ()  # light pressure: the incremental prune, then the summary
         drop = plan_importance(messages, config, needed=needed)
         if drop is not None:
             why = f"pressure {pressure:.0%} >= {config.adaptive_drop_ratio:.0%}: {drop.why}"
             drop = Drop("adaptive", drop.removed, why[:500])
     else:
-        return None
+        return ()
+    events: tuple[Payload, ...] = () if prune is None else (prune,)
     if drop is None:
-        return None
-    return drop_event(
-        drop, messages, config, reason=reason, tokens_before=tokens_before, count=count
+        return events
+    if prune is not None:
+        tokens_before -= prune.tokens_freed
+    return (
+        *events,
+        drop_event(drop, messages, config, reason=reason, tokens_before=tokens_before, count=count),
+    )
+
+
+def _without(message: LiveMessage, gone: set[str], prune: OutputsPruned) -> LiveMessage:
+    """`message` with the outputs `prune` clears counted as their placeholders."""
+    hit = [p for p in message.parts if isinstance(p, LiveToolResult) and p.id in gone]
+    if not hit:
+        return message
+    shown = prune.placeholder_tokens or 0
+    return message.model_copy(
+        update={"tokens": message.tokens - sum(p.tokens - shown for p in hit)}
     )

@@ -702,8 +702,9 @@ def test_random_sessions_keep_every_invariant(
         },
         {"strategy": "importance", "trigger_ratio": 0.2},
         {"strategy": "adaptive", "trigger_ratio": 0.2, "adaptive_drop_ratio": 0.1},
+        {"strategy": "selective", "trigger_ratio": 0.2, "selective_keep": 1},
     ],
-    ids=["sliding_window", "sliding_window-no-marker", "importance", "adaptive"],
+    ids=["sliding_window", "sliding_window-no-marker", "importance", "adaptive", "selective"],
 )
 def test_every_strategy_keeps_every_invariant(strategy: dict[str, Any], tmp_path: Path) -> None:
     """The same random sessions with another strategy choosing what leaves the context: the

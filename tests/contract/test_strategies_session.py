@@ -25,13 +25,14 @@ STRATEGIES = [
     {"strategy": "importance"},
     {"strategy": "incremental"},
     {"strategy": "adaptive", "adaptive_drop_ratio": 0.75},
+    {"strategy": "selective"},
 ]
 
 
 @pytest.mark.parametrize(
     "settings",
     STRATEGIES,
-    ids=["sliding_window", "no-marker", "importance", "incremental", "adaptive"],
+    ids=["sliding_window", "no-marker", "importance", "incremental", "adaptive", "selective"],
 )
 def test_a_strategy_keeps_a_long_session_in_the_window(settings: dict[str, Any]) -> None:
     store = SessionStore("sqlite://")

@@ -3,11 +3,14 @@ the thinking guard every strategy shares."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from events import (
     CompressionConfig,
     ContextCompacted,
     Message,
     MessagesReverted,
+    OutputsPruned,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -25,6 +28,8 @@ from store._strategies import (
     thinking_protected,
 )
 from tests.projections.log import Log
+
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 def five_tokens(_: str) -> int:
@@ -99,7 +104,7 @@ def test_the_sliding_window_drops_more_when_the_window_does_not_free_enough() ->
 def test_the_sliding_window_event_is_a_marker_that_names_its_strategy() -> None:
     messages = messages_of(session())
     config = CompressionConfig(strategy="sliding_window", window_messages=4)
-    event = plan_strategy(
+    (event,) = plan_strategy(
         messages, config, reason="before_llm_call", tokens_before=600, needed=None,
         count=five_tokens,
     )  # fmt: skip
@@ -121,7 +126,7 @@ def test_the_sliding_window_event_is_a_marker_that_names_its_strategy() -> None:
 
 def test_without_a_marker_the_messages_leave_by_a_revert_naming_them() -> None:
     config = CompressionConfig(strategy="sliding_window", window_messages=4, window_marker=False)
-    event = plan_strategy(
+    (event,) = plan_strategy(
         messages_of(session()), config, reason="after_tool", tokens_before=600, needed=None,
         count=five_tokens,
     )  # fmt: skip
@@ -148,7 +153,7 @@ def test_importance_drops_the_lowest_scored_blocks_first() -> None:
 def test_importance_marker_sits_where_the_first_dropped_message_was() -> None:
     log = session()
     config = CompressionConfig(strategy="importance")
-    event = plan_strategy(
+    (event,) = plan_strategy(
         messages_of(log), config, reason="after_tool", tokens_before=600, needed=150,
         count=five_tokens,
     )  # fmt: skip
@@ -179,11 +184,11 @@ def test_the_current_loops_thinking_is_protected_from_every_strategy() -> None:
 
 
 def test_incremental_plans_nothing_here() -> None:
-    event = plan_strategy(
+    events = plan_strategy(
         messages_of(session()), CompressionConfig(), reason="manual", tokens_before=600,
         needed=100, count=five_tokens,
     )  # fmt: skip
-    assert event is None
+    assert events == ()
 
 
 def test_adaptive_drops_by_importance_only_under_high_pressure() -> None:
@@ -193,8 +198,8 @@ def test_adaptive_drops_by_importance_only_under_high_pressure() -> None:
         messages, config, reason="after_tool", tokens_before=600, needed=150,
         count=five_tokens, pressure=0.85,
     )  # fmt: skip
-    assert light is None  # the incremental prune and summary run instead
-    heavy = plan_strategy(
+    assert light == ()  # the incremental prune and summary run instead
+    (heavy,) = plan_strategy(
         messages, config, reason="after_tool", tokens_before=600, needed=150,
         count=five_tokens, pressure=0.95,
     )  # fmt: skip
@@ -204,4 +209,38 @@ def test_adaptive_drops_by_importance_only_under_high_pressure() -> None:
     assert heavy.why == (
         "pressure 95% >= 90%: dropped 3 lowest-scored block(s) (5 message(s), scores up to 5.7) "
         "to free 150 tokens"
+    )
+
+
+def test_selective_prunes_tool_results_first_and_stops_when_that_is_enough() -> None:
+    config = CompressionConfig(strategy="selective", selective_keep=1)
+    (prune,) = plan_strategy(
+        messages_of(session()), config, reason="after_tool", tokens_before=600, needed=100,
+        count=five_tokens, now=NOW,
+    )  # fmt: skip
+    # t4 answers the newest step and t3 is the newest other result: t1 and t2 go
+    assert prune == OutputsPruned(
+        part_ids=("t1.r", "t2.r"),
+        placeholder="[Output pruned at 2026-11-23T09:00:00Z; restore with part id {part_id}]",
+        placeholder_tokens=5,
+        tokens_freed=140,
+        reason="selective (10): tool results beyond the newest 1 pruned",
+    )
+
+
+def test_selective_then_drops_assistant_steps_then_user_messages_by_priority() -> None:
+    config = CompressionConfig(strategy="selective", selective_keep=1)
+    prune, drop = plan_strategy(
+        messages_of(session()), config, reason="after_tool", tokens_before=600, needed=200,
+        count=five_tokens, now=NOW,
+    )  # fmt: skip
+    assert isinstance(prune, OutputsPruned) and prune.tokens_freed == 140
+    assert isinstance(drop, ContextCompacted)
+    # after the prune a1 + t1 and a2 + t2 hold 10 tokens each; u3 starts the thinking loop
+    assert drop.replaced_message_ids == ("u1", "a1", "t1", "a2", "t2")
+    assert (drop.tokens_before, drop.tokens_after) == (460, 460 - 30 + 5)
+    assert drop.strategy == "selective"
+    assert drop.why == (
+        "selective: dropped 5 message(s): assistant steps beyond the newest 1 (30); "
+        "user messages beyond the newest 1 (50)"
     )
