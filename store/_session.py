@@ -29,7 +29,6 @@ from events import (
     MessageAppended,
     MessagePinned,
     MessagePopped,
-    MessagesRestored,
     MessagesReverted,
     MessageUnpinned,
     MetadataChanged,
@@ -82,6 +81,7 @@ from store._policies import (
 from store._providers import anthropic_message, chat_message, responses_message
 from store._recorder import Head
 from store._redact import plan_redaction, redacted_parts
+from store._reinstate import plan_restore, taken_out
 from store._state import state_delta
 from store._strategies import guard_compaction, plan_strategy
 from store._summarize import (
@@ -518,49 +518,17 @@ class Session:
         self._catch_up()
         if seq > self._fold.seq:
             raise InvalidArgument(f"no event {seq}: the session is at {self._fold.seq}")
-        payload = self._log.read(self.id, seq, seq)[0].payload
-        if isinstance(payload, ContextCompacted):
-            gone, marker = payload.replaced_message_ids, payload.summary.id
-        elif isinstance(payload, MessagesReverted):
-            gone, marker = payload.reverted_message_ids, None
-        else:
-            kind = type(payload).__name__
-            raise InvalidArgument(f"event {seq} is a {kind}: it took no messages out")
-        live = self._fold.message_ids()
-        wanted = [i for i in gone if i not in set(live)]
-        if not wanted:
-            return None
-        originals: dict[str, Message] = {}
-        summaries: set[str] = set()
-        for event in self._log.read(self.id, 1, seq):
-            if isinstance(event.payload, MessageAppended):
-                originals[event.payload.message.id] = event.payload.message
-            elif isinstance(event.payload, ContextCompacted):
-                originals[event.payload.summary.id] = event.payload.summary
-                summaries.add(event.payload.summary.id)
-        missing = [i for i in wanted if i not in originals]
-        if missing:
-            raise InvalidArgument(
-                f"message {brief(missing[0])} is not in this session's own log (a fork's "
-                "parent holds it): restore it there"
-            )
-        order = [m.id for m in self.context(at=seq - 1).messages]
-        keep = set(live) | set(wanted)
-        newer = next((i for i in live if i not in set(order)), None)
-        before: dict[str, str] = {}
-        for n, message_id in enumerate(order):
-            if message_id in wanted:
-                anchor = next((i for i in order[n + 1 :] if i in keep), newer)
-                if anchor is not None:
-                    before[message_id] = anchor
-        ordered = [i for i in reversed(order) if i in wanted]  # anchors go in first
-        restored = MessagesRestored(
-            undone_seq=seq,
-            messages=tuple(originals[i] for i in ordered),
-            before=before,
-            summary_ids=tuple(i for i in ordered if i in summaries),
-            marker_message_id=marker if marker in set(live) else None,
+        gone, marker = taken_out(self._log.read(self.id, seq, seq)[0].payload, seq)
+        restored = plan_restore(
+            seq,
+            gone,
+            marker,
+            live=self._fold.message_ids(),
+            order=[m.id for m in self.context(at=seq - 1).messages],
+            history=self._log.read(self.id, 1, seq),
         )
+        if restored is None:
+            return None
         return self.append_events([restored])[0]
 
     @_serialized

@@ -16,7 +16,7 @@ from events import (
     ReasoningPart,
     ToolCallPart,
 )
-from store import SessionStore, ToolCall
+from store import InvalidArgument, SessionStore, ToolCall
 from tests.contract.test_session_stateful import check_every_render
 
 STRATEGIES = [
@@ -119,4 +119,15 @@ def test_the_current_loops_thinking_survives_the_tightest_window() -> None:
         for m in s.context().messages
         if m.role == "assistant"
     )
+    store.close()
+
+
+def test_restore_messages_refuses_an_event_that_took_nothing_out() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="m")
+    s.append_user("hello")
+    with pytest.raises(InvalidArgument, match="MessageAppended: it took no messages out"):
+        s.restore_messages(s.version)
+    with pytest.raises(InvalidArgument, match="no event 99"):
+        s.restore_messages(99)
     store.close()
