@@ -1,5 +1,9 @@
 """Does compaction keep the work? Run by hand: `python -m bench.fidelity [--quick]
-[--windows 32000 64000] [--sessions scripted claude-code codex] [--out bench/fidelity.json]`.
+[--windows 32000 64000] [--sessions scripted claude-code codex] [--strategies incremental
+sliding_window importance adaptive] [--out bench/fidelity.json]`.
+
+Each strategy (`CompressionConfig.strategy`, default `incremental` alone) gets its own row;
+a strategy's drop (a marker in place of the messages) counts as a compaction.
 
 Replays long sessions message by message into fresh sessions with the default settings, at
 32k, 64k and 128k windows, as an agent loop would: `before_llm_call()` before each assistant
@@ -33,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 from unittest import mock
 
 from bench.fidelity_measure import Kept, context_text, kept
@@ -44,6 +48,7 @@ from events import (
     Message,
     MessageAppended,
     RecordedEvent,
+    Strategy,
     TextPart,
     ToolResultPart,
     Usage,
@@ -98,6 +103,7 @@ class Run:
     not_restorable: list[str] = field(default_factory=list)
     chain_ok: bool = False
     seconds: float = 0.0
+    strategy: str = "incremental"
 
     @property
     def prune_first(self) -> bool:
@@ -194,13 +200,18 @@ class _Clock:
         return self.now
 
 
-def replay(store: SessionStore, source: Source, window: int) -> Run:
-    """Play `source` into a fresh session with a `window`-token context and the defaults."""
+def replay(
+    store: SessionStore, source: Source, window: int, strategy: Strategy = "incremental"
+) -> Run:
+    """Play `source` into a fresh session with a `window`-token context and the defaults, but
+    for the context `strategy`."""
     began = time.perf_counter()
     s = store.create_session(
         model="replayed", context_window=window, title=f"{source.name} at {window:,}"
     )
-    run = Run(source.name, window, window - s.header.output_reserve)
+    if strategy != "incremental":
+        s.configure(strategy=strategy)
+    run = Run(source.name, window, window - s.header.output_reserve, strategy=strategy)
     trail = ArtifactFold()
     outputs: dict[str, str] = {}
     for message in source.messages:
@@ -245,7 +256,8 @@ def _check(
     if result.pruned is not None:
         run.prune_seqs.append(result.pruned.seq)
     for event in result.compactions:
-        run.samples.append(_sample(store, s, trail, event))
+        if isinstance(event.payload, ContextCompacted):  # not a drop without a marker
+            run.samples.append(_sample(store, s, trail, event))
 
 
 def _sample(store: SessionStore, s: Session, trail: ArtifactFold, event: RecordedEvent) -> Sample:
@@ -311,8 +323,9 @@ def table(runs: list[Run]) -> str:
         saved = [s.saved for s in run.samples]
         first = "yes" if run.prune_first else "no"
         restorable = "yes" if not run.not_restorable and run.chain_ok else "NO"
+        by = "" if run.strategy == "incremental" else f", {run.strategy}"
         rows.append(
-            f"| {run.session}, {run.window // 1000}k | {len(run.samples)} | "
+            f"| {run.session}, {run.window // 1000}k{by} | {len(run.samples)} | "
             f"{len(run.prune_seqs)} ({first}) | {_ratio(*run.total('requests'))} | "
             f"{_ratio(*run.total('paths'))} | {_ratio(*run.errors())} | "
             f"{int(statistics.median(saved)) if saved else 0:,} | "
@@ -340,6 +353,7 @@ def runs(
     windows: tuple[int, ...],
     limit: int | None = None,
     log: Callable[[str], None] = print,
+    strategies: tuple[Strategy, ...] = ("incremental",),
 ) -> Iterator[Run]:
     """Replay each named session at each window (its first `limit` messages when given), each
     replay in a store of its own under `folder`, repeatable alone (see `repeatable`)."""
@@ -349,10 +363,15 @@ def runs(
         if limit is not None:
             source = Source(source.name, source.messages[:limit])
         for window in windows:
-            with repeatable(window) as open_store, open_store(_url(folder, name, window)) as store:
-                run = replay(store, source, window)
-            log(f"{run.session} at {window:,}: {len(run.samples)} compactions, {run.seconds:.1f} s")
-            yield run
+            for strategy in strategies:
+                url = _url(folder, name, window, strategy)
+                with repeatable(window) as open_store, open_store(url) as store:
+                    run = replay(store, source, window, strategy)
+                log(
+                    f"{run.session} at {window:,} ({strategy}): {len(run.samples)} compactions, "
+                    f"{run.seconds:.1f} s"
+                )
+                yield run
 
 
 def _url(folder: Path, *names: object) -> str:
@@ -364,6 +383,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="32k only, sessions cut short")
     parser.add_argument("--windows", type=int, nargs="+", help=f"default {WINDOWS}")
     parser.add_argument("--sessions", nargs="+", choices=sorted(SOURCES), help="default: all")
+    parser.add_argument(
+        "--strategies", nargs="+", choices=get_args(Strategy), default=["incremental"]
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "fidelity.json")
     args = parser.parse_args(argv)
     windows = tuple(args.windows or ((32_000,) if args.quick else WINDOWS))
@@ -371,7 +393,7 @@ def main(argv: list[str] | None = None) -> None:
     began = time.perf_counter()
     limit = QUICK_MESSAGES if args.quick else None
     with tempfile.TemporaryDirectory() as folder:
-        done = list(runs(Path(folder), sessions, windows, limit))
+        done = list(runs(Path(folder), sessions, windows, limit, strategies=tuple(args.strategies)))
     seconds = time.perf_counter() - began
     text = table(done)
     print(text)
@@ -382,6 +404,7 @@ def main(argv: list[str] | None = None) -> None:
             "machine": machine(),
             "windows": windows,
             "quick": args.quick,
+            "strategies": args.strategies,
             "seconds": seconds,
             "runs": [as_json(run) for run in done],
             "markdown": text,

@@ -15,7 +15,7 @@ from events._codec import (
     encode_payload,
     parse_payload,
 )
-from events._compression import CompressionConfig, Direction, ToolLimits
+from events._compression import CompressionConfig, Direction, Strategy, ToolLimits
 from events._envelope import NewEvent, RecordedEvent
 from events._errors import (
     InvalidArgument,
@@ -52,6 +52,7 @@ from events._payloads import (
     MessageAppended,
     MessagePinned,
     MessagePopped,
+    MessagesRestored,
     MessagesReverted,
     MessageUnpinned,
     MetadataChanged,
@@ -88,6 +89,7 @@ __all__ = [
     "MessagePinned",
     "MessagePopped",
     "MessageUnpinned",
+    "MessagesRestored",
     "MessagesReverted",
     "MetadataChanged",
     "Native",
@@ -106,6 +108,7 @@ __all__ = [
     "SessionStarted",
     "SessionStoreError",
     "StateChanged",
+    "Strategy",
     "TextPart",
     "ToolCallPart",
     "ToolLimits",

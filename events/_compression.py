@@ -34,6 +34,17 @@ from pydantic import ConfigDict, Field
 from events._arguments import ArgumentModel
 
 Direction = Literal["head", "tail"]
+Strategy = Literal["incremental", "sliding_window", "importance", "adaptive", "selective"]
+"""How an automatic check gets an overflowing context back under the limit (`store._strategies`):
+`incremental` prunes old outputs, then folds the head into the merged summary (the default);
+`sliding_window` keeps the system prompt, pinned messages and the newest messages; `importance`
+drops the lowest-scored blocks first; `adaptive` picks by pressure: below
+`adaptive_drop_ratio` of the usable window only the incremental path (a prune, then the
+summary), above it an importance drop first; `selective` compacts by item type, lowest
+priority first (tool results beyond the newest `selective_keep` pruned, 10; skill prompts
+dropped, 20; assistant steps beyond the newest `selective_keep`, 30; user messages beyond the
+newest `selective_keep`, 50; summaries and the system prompt never), and only when that
+cannot get under the limit does a summary run."""
 
 MAX_ATTEMPTS = 100
 
@@ -110,6 +121,26 @@ class CompressionConfig(ArgumentModel):
     longer one (a pasted `find .` listing) is shown truncated, head kept, its original in the
     event and restorable like a tool output."""
     user_message_ratio: float = Field(default=0.25, gt=0, le=1)
+
+    # the strategy an automatic check uses (see `Strategy`)
+    strategy: Strategy = "incremental"
+    window_messages: int = Field(default=40, gt=0)
+    """`sliding_window`: the newest messages kept (whole tool blocks, so a few more may stay)."""
+    window_tokens: int | None = Field(default=None, gt=0)
+    """`sliding_window`: a cap on the tokens the kept newest messages may hold, if set."""
+    window_marker: bool = True
+    """`sliding_window` and `importance`: a one-line marker where messages left, saying how
+    many and how to see them again. Without it they leave silently (still in the log)."""
+    strategy_target_ratio: float = Field(default=0.6, gt=0, le=1)
+    """`sliding_window` and `importance` drop until the context is under this fraction of the
+    usable window, so the next calls do not trigger again at once (each drop is a cache miss)."""
+
+    adaptive_drop_ratio: float = Field(default=0.9, gt=0, le=1)
+    """`adaptive`: the fraction of the usable window past which blocks are dropped by importance
+    before any prune or summary; below it the light incremental path runs alone."""
+
+    selective_keep: int = Field(default=5, ge=0)
+    """`selective`: the newest tool results, assistant steps and user messages each kept."""
 
     auto: bool = True
     """Whether `before_llm_call` / `after_tool_result` prune and compact by themselves."""

@@ -100,6 +100,12 @@ class ContextCompacted(Payload):
     tokens_after: int = Field(ge=0)
     reason: CompactionReason
     summarizer: str = Field(min_length=1)
+    strategy: str = Field(default="", max_length=64, exclude_if=lambda value: not value)
+    """The context strategy that made this decision (`CompressionConfig.strategy`); empty in
+    events written before strategies existed, and left out of the stored form when empty so
+    their hashes do not change."""
+    why: str = Field(default="", max_length=500, exclude_if=lambda value: not value)
+    """The strategy's own account of what it removed and why, shown by the timeline."""
 
 
 class RecordAppended(Payload):
@@ -116,6 +122,26 @@ class MessagesReverted(Payload):
     type: Literal["MessagesReverted"] = "MessagesReverted"
     after_message_id: str = Field(min_length=1)
     reverted_message_ids: tuple[str, ...]
+    strategy: str = Field(default="", max_length=64, exclude_if=lambda value: not value)
+    """Set when a context strategy (not an undo) took the messages out, with no marker: the
+    ids need not follow `after_message_id` then (it names the kept message before the first
+    of them, or the first kept message). Left out of the stored form when empty."""
+    why: str = Field(default="", max_length=500, exclude_if=lambda value: not value)
+
+
+class MessagesRestored(Payload):
+    """Messages a context strategy or a compaction took out (the event at `undone_seq`) come
+    back to the live context: copies of the originals in the log, each placed before the live
+    message `before` names for it (at the end when none), in the order given. The drop's
+    marker or summary (`marker_message_id`) leaves: what it stood for is back."""
+
+    type: Literal["MessagesRestored"] = "MessagesRestored"
+    undone_seq: int = Field(ge=1)
+    messages: tuple[Message, ...] = Field(min_length=1)
+    before: dict[str, str] = Field(default_factory=dict)
+    summary_ids: tuple[str, ...] = ()
+    """Restored messages that were compaction summaries (they stay marked as such)."""
+    marker_message_id: str | None = None
 
 
 class MessagePopped(Payload):
@@ -209,6 +235,7 @@ EventPayload = Annotated[
     | CompressionChanged
     | ContentRedacted
     | MessagePopped
+    | MessagesRestored
     | SessionCleared
     | StateChanged
     | MetadataChanged
@@ -228,6 +255,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     CompressionChanged,
     ContentRedacted,
     MessagePopped,
+    MessagesRestored,
     SessionCleared,
     StateChanged,
     MetadataChanged,

@@ -29,6 +29,7 @@ from events import (
     MessageAppended,
     MessagePinned,
     MessagePopped,
+    MessagesRestored,
     MessagesReverted,
     MessageUnpinned,
     MetadataChanged,
@@ -158,6 +159,8 @@ class ContextFold:
             change = self._compact(payload, (event.session_id, event.seq))
         elif isinstance(payload, MessagesReverted):
             change = self._remove(payload.reverted_message_ids)
+        elif isinstance(payload, MessagesRestored):
+            change = self._reinstate(payload, (event.session_id, event.seq))
         elif isinstance(payload, MessagePopped):
             change = self._remove((payload.message_id,))
         elif isinstance(payload, SessionCleared):
@@ -297,6 +300,28 @@ class ContextFold:
         added = self._add(payload.summary, ref, summary=True)
         self._entries.update(ordered[boundary:])
         return Change(added=added.added, removed=tuple(replaced))
+
+    def _reinstate(self, payload: MessagesRestored, ref: EventRef) -> Change:
+        """Put restored messages back, each before its anchor (at the end without a live one);
+        the drop's marker leaves."""
+        removed: tuple[str, ...] = ()
+        marker = payload.marker_message_id
+        if marker is not None and marker in self._entries:
+            self._drop(marker)
+            removed = (marker,)
+        added: list[str] = []
+        for message in payload.messages:
+            if message.id in self._entries:
+                continue  # live already: a message id is live once
+            self._add(message, ref, summary=message.id in payload.summary_ids)
+            added.append(message.id)
+            anchor = payload.before.get(message.id)
+            if anchor is not None and anchor in self._entries:
+                ordered = [item for item in self._entries.items() if item[0] != message.id]
+                at = next(n for n, (i, _) in enumerate(ordered) if i == anchor)
+                ordered.insert(at, (message.id, self._entries[message.id]))
+                self._entries = dict(ordered)
+        return Change(added=tuple(added), removed=removed)
 
     def _always_kept(self) -> set[str]:
         return always_kept(

@@ -14,6 +14,7 @@ from events import (
     MessageAppended,
     MessagePinned,
     MessagePopped,
+    MessagesRestored,
     MessagesReverted,
     MessageUnpinned,
     MetadataChanged,
@@ -99,18 +100,30 @@ def describe(payload: Payload, change: Change) -> str:
     if isinstance(payload, OutputsRestored):
         return f"restored {len(change.restored)} tool output(s)"
     if isinstance(payload, ContextCompacted):
+        into = "a marker" if payload.summarizer == "marker" else "a summary"
+        by = f"{payload.strategy}: " if payload.strategy else ""
         return _clip(
-            f"compacted {len(change.removed)} message(s) into a summary: "
+            f"{by}compacted {len(change.removed)} message(s) into {into}: "
             f"{payload.tokens_before:,} -> {payload.tokens_after:,} tokens "
             f"({payload.reason}, {payload.summarizer})"
+            + (f"; {payload.why}" if payload.why else "")
         )
     if isinstance(payload, MessagesReverted):
+        if payload.strategy:
+            return _clip(
+                f"{payload.strategy}: took {len(change.removed)} message(s) out of the context"
+                + (f"; {payload.why}" if payload.why else "")
+            )
         return f"reverted {len(change.removed)} message(s) after {payload.after_message_id}"
     if isinstance(payload, MetadataChanged):
         shown = [f"app {payload.app}" if payload.app else "no app"]
         shown.append(f"user {payload.user}" if payload.user else "no user")
         shown.append("tags " + ", ".join(payload.tags) if payload.tags else "no tags")
         return _clip("metadata: " + "; ".join(shown))
+    if isinstance(payload, MessagesRestored):
+        return _clip(
+            f"restored {len(change.added)} message(s) taken out at seq {payload.undone_seq}"
+        )
     if isinstance(payload, MessagePopped):
         return f"popped {payload.message_id}" if change.removed else "popped nothing live"
     if isinstance(payload, SessionCleared):

@@ -35,6 +35,7 @@ from events import (
     Native,
     NativePart,
     NewEvent,
+    OutputsPruned,
     OutputsRestored,
     Part,
     Payload,
@@ -96,7 +97,9 @@ from store._policies import (
 from store._providers import anthropic_message, chat_message, responses_message
 from store._recorder import Head
 from store._redact import plan_redaction, redacted_parts
+from store._reinstate import plan_restore, taken_out
 from store._state import state_delta
+from store._strategies import guard_compaction, plan_strategy
 from store._summarize import (
     ExtractiveSummarizer,
     Summarizer,
@@ -534,6 +537,29 @@ class Session:
         return self.append_events([event])[0]
 
     @_serialized
+    def restore_messages(self, seq: int) -> RecordedEvent | None:
+        """Undo what the `ContextCompacted` or `MessagesReverted` event at `seq` took out (a
+        strategy's drop, a compaction, an undo): its messages come back where they were, as
+        the log recorded them, and its marker or summary leaves. Returns the
+        `MessagesRestored` event, or `None` when every one of them is live already."""
+        check.integer("seq", seq, minimum=1)
+        self._catch_up()
+        if seq > self._fold.seq:
+            raise InvalidArgument(f"no event {seq}: the session is at {self._fold.seq}")
+        gone, marker = taken_out(self._log.read(self.id, seq, seq)[0].payload, seq)
+        restored = plan_restore(
+            seq,
+            gone,
+            marker,
+            live=self._fold.message_ids(),
+            order=[m.id for m in self.context(at=seq - 1).messages],
+            history=self._log.read(self.id, 1, seq),
+        )
+        if restored is None:
+            return None
+        return self.append_events([restored])[0]
+
+    @_serialized
     def pin(self, message_id: str) -> RecordedEvent | None:
         """Keep a message through every compaction (the original task, say)."""
         check.text("message_id", message_id)
@@ -859,11 +885,36 @@ class Session:
             note = "overflowing; automatic pruning and compaction are off"
             return ContextCheck(point, before, before, None, (), note)
         strategy = strategy_of(config)
-        needed = before.tokens - before.limit if before.limit is not None else None
+        compactions: list[RecordedEvent] = []
+        if config.strategy != "incremental":
+            dropped = self._strategy_drop(point, before)
+            early = next((e for e in dropped if isinstance(e.payload, OutputsPruned)), None)
+            compactions.extend(e for e in dropped if e is not early)
+            if dropped:
+                now = measure(self._fold, config)
+                if not now.overflowing:
+                    said = [_said(e.payload) for e in dropped]
+                    note = f"{config.strategy}: {'; '.join(said)}"
+                    return ContextCheck(point, before, now, early, tuple(compactions), note)
+            before_incremental = measure(self._fold, config)
+        else:
+            before_incremental = before
+        # incremental (and the fallback of every other strategy): prune, then summarize
+        label = _incremental_label(config)
+        needed = (
+            before_incremental.tokens - before_incremental.limit
+            if before_incremental.limit is not None
+            else None
+        )
         pruned = None
-        reason = f"overflow at {point}"
+        reason = f"overflow at {point} ({label})"
         with phase(
-            self.id, point, "prune", strategy=strategy, reason=reason, tokens_before=before.tokens
+            self.id,
+            point,
+            "prune",
+            strategy=strategy,
+            reason=reason,
+            tokens_before=before_incremental.tokens,
         ) as pruning:
             plan = self._prune_plan(needed)
             if plan is not None and plan.worth_it:
@@ -871,7 +922,6 @@ class Session:
             now = measure(self._fold, config)
             pruning.tokens_after = now.tokens
             pruning.outcome = "pruned" if pruned else "nothing worth pruning"
-        compactions: list[RecordedEvent] = []
         skipped: list[tuple[int, int]] = []
         declined: CompactionProposal | None = None
         note = "pruning was enough" if pruned else "within the window"
@@ -889,19 +939,31 @@ class Session:
             ) as summarizing:
                 for attempt in range(config.max_attempts):
                     keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
-                    cut = plan_compaction(
-                        self.context().messages, keep_turns=keep_turns, keep_tokens=keep_tokens
+                    messages = self.context().messages
+                    cut = guard_compaction(
+                        plan_compaction(messages, keep_turns=keep_turns, keep_tokens=keep_tokens),
+                        messages,
                     )
                     if cut is None or all(m.summary for m in cut.replaced):
                         continue  # keeps too much, or would only summarize a summary: shrink more
                     try:
                         event = self._compaction(cut, summarizer or self.summarizer, point)
-                        if confirm is not None and not isinstance(event, int):
-                            proposal = proposal_of(self.id, self.version, event)
-                            if not confirmed(confirm, proposal):
-                                declined = proposal
-                                note = "compaction declined: nothing appended for it"
-                                break
+                        if not isinstance(event, int):
+                            why = (
+                                f"summarized {len(cut.replaced)} message(s), keeping "
+                                f"{keep_turns} turn(s) and {keep_tokens:,} tokens "
+                                f"(attempt {attempt + 1})"
+                            )
+                            by = "adaptive" if config.strategy == "adaptive" else "incremental"
+                            event = event.model_copy(
+                                update={"strategy": by, "why": f"{label}: {why}"}
+                            )
+                            if confirm is not None:
+                                proposal = proposal_of(self.id, self.version, event)
+                                if not confirmed(confirm, proposal):
+                                    declined = proposal
+                                    note = "compaction declined: nothing appended for it"
+                                    break
                     except CompactionError as error:
                         error.check = ContextCheck(
                             point,
@@ -939,6 +1001,27 @@ class Session:
         return ContextCheck(
             point, before, now, pruned, tuple(compactions), note, tuple(skipped), declined, drop
         )
+
+    def _strategy_drop(
+        self, point: Literal["before_llm_call", "after_tool"], before: Measure
+    ) -> list[RecordedEvent]:
+        """The session's strategy's events (`store._strategies`), appended, down to
+        `strategy_target_ratio` of the usable window; none when it takes nothing out."""
+        config = self.config
+        target = (
+            None if before.usable is None else int(before.usable * config.strategy_target_ratio)
+        )
+        events = plan_strategy(
+            self.context().messages,
+            config,
+            reason=point,
+            tokens_before=self._fold.tokens,
+            needed=None if target is None else max(before.tokens - target, 0),
+            count=lambda text: count(text, self.header.encoding),
+            pressure=None if not before.usable else before.tokens / before.usable,
+            now=self._log.now(),
+        )
+        return self.append_events(list(events)) if events else []
 
     def _resting(self, config: CompressionConfig, now: Measure) -> bool:
         """Whether compaction failed to get under the limit recently and the context has not
@@ -1116,6 +1199,21 @@ class Session:
 def _check_confirm(confirm: object) -> None:
     if confirm is not None and not callable(confirm):
         raise InvalidArgument(f"confirm must be callable or None, got {described(confirm)}")
+
+
+def _said(payload: object) -> str:
+    """What a strategy's event says of itself (`why`, or a prune's `reason`)."""
+    return str(getattr(payload, "why", "") or getattr(payload, "reason", ""))
+
+
+def _incremental_label(config: CompressionConfig) -> str:
+    """What the prune-then-summarize path is, for the session's strategy: the strategy itself,
+    adaptive's light stage, or the fallback of a dropping strategy that could not get under."""
+    if config.strategy == "incremental":
+        return "incremental"
+    if config.strategy == "adaptive":
+        return "adaptive, light stage"
+    return f"incremental, fallback of {config.strategy}"
 
 
 def _usable(header: SessionStarted) -> int | None:

@@ -81,3 +81,13 @@ def test_the_committed_fixtures_are_what_make_fixtures_writes() -> None:
 def test_a_run_without_compaction_prunes_first_only_when_it_pruned() -> None:
     assert Run("s", 1, 1, prune_seqs=[5]).prune_first
     assert not Run("s", 1, 1).prune_first
+
+
+def test_each_strategy_gets_a_row_of_its_own(tmp_path: Path) -> None:
+    with SessionStore(f"sqlite:///{tmp_path / 'fidelity.db'}") as store:
+        run = replay(store, scripted(store, turns=6), 16_000, "sliding_window")
+    assert run.strategy == "sliding_window"
+    assert run.samples, "a 6-turn session must overflow a 16k window"
+    assert run.not_restorable == [] and run.chain_ok and run.failed_checks == []
+    assert "| scripted (6 turns), 16k, sliding_window |" in table([run])
+    json.dumps(as_json(run))

@@ -540,3 +540,18 @@ def test_compact_dry_run_prints_the_plan_and_writes_nothing(cli: Cli) -> None:
         f"compacted 4 messages into a summary at seq 11: {plan['tokens_before']:,} -> "
         f"{plan['tokens_after']:,} tokens"
     )
+
+
+def test_timeline_says_which_strategy_took_messages_out(cli: Cli) -> None:
+    with SessionStore(cli.url) as store:
+        s = store.session("s1")
+        s.configure(strategy="sliding_window", window_messages=2, trigger_ratio=0.01)
+        check = s.before_llm_call()
+    assert check.compactions, "the tiny trigger must make the window drop messages"
+    seq = str(check.compactions[0].seq)
+    out = cli("timeline", "s1").out.splitlines()
+    line = next(line for line in out if line.split()[:1] == [seq])
+    assert "ContextCompacted" in line
+    assert "sliding_window: compacted" in line
+    rows = json.loads(cli("timeline", "s1", "--json").out)
+    assert rows[-1]["summary"].startswith("sliding_window: compacted ")

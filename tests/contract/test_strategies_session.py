@@ -1,0 +1,133 @@
+"""Each context strategy on a real session: chosen by one `configure` call, it keeps every model
+call inside the window with a context every API accepts, the timeline names it, and what it
+took out is still in the log (a replay before its event shows it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from events import (
+    ContextCompacted,
+    Message,
+    MessageAppended,
+    MessagesReverted,
+    ReasoningPart,
+    ToolCallPart,
+)
+from store import InvalidArgument, SessionStore, ToolCall
+from tests.contract.test_session_stateful import check_every_render
+
+STRATEGIES = [
+    {"strategy": "sliding_window", "window_messages": 12},
+    {"strategy": "sliding_window", "window_messages": 12, "window_marker": False},
+    {"strategy": "importance"},
+    {"strategy": "incremental"},
+    {"strategy": "adaptive", "adaptive_drop_ratio": 0.75},
+    {"strategy": "selective"},
+]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    STRATEGIES,
+    ids=["sliding_window", "no-marker", "importance", "incremental", "adaptive", "selective"],
+)
+def test_a_strategy_keeps_a_long_session_in_the_window(settings: dict[str, Any]) -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="claude", context_window=8_192)
+    s.append_system("You are a coding agent.")
+    s.configure(**settings)
+    name = settings["strategy"]
+    checks = []
+    for n in range(30):
+        s.append_user(f"Step {n}: fix test_{n} in the parser.")
+        checks.append(s.before_llm_call())
+        s.append_assistant(
+            tool_calls=[ToolCall(id=f"c{n}", name="edit" if n % 3 else "read", input={"n": n})]
+        )
+        output = "".join(f"{n:03d}.{k:04d} line of output\n" for k in range(60 + 10 * (n % 4)))
+        s.append_tool_result(f"c{n}", output, is_error=n % 5 == 0)
+        checks.append(s.after_tool_result())
+        checks.append(s.before_llm_call())
+        s.append_assistant(f"Fixed test_{n}.")
+        check_every_render(s.context())
+    acted = [c for c in checks if c.acted]
+    assert acted, "the session never overflowed: the test proves nothing"
+    for c in checks:
+        assert not c.over_window
+        assert c.after.limit is not None and c.after.tokens <= c.after.limit
+    events = store.read(s.id)
+    appended = {e.payload.message.id for e in events if isinstance(e.payload, MessageAppended)}
+    removals = [e for e in events if isinstance(e.payload, ContextCompacted | MessagesReverted)]
+    assert removals
+    live = {m.id for m in s.context().messages}
+    taken: set[str] = set()
+    for event in removals:
+        payload = event.payload
+        assert isinstance(payload, ContextCompacted | MessagesReverted)
+        assert payload.strategy == name
+        gone = (
+            payload.replaced_message_ids
+            if isinstance(payload, ContextCompacted)
+            else payload.reverted_message_ids
+        )
+        before = {m.id for m in s.context(at=event.seq - 1).messages}
+        assert set(gone) <= before  # replay before the event shows every message it took
+        taken.update(gone)
+    # every message appended is live or was taken out by a recorded decision
+    assert appended <= live | taken
+    rows = [row for row in s.timeline() if name in row.summary]
+    assert rows, "the timeline does not say which strategy acted"
+    # a fresh handle (snapshot + tail) sees the same context
+    assert store.session(s.id).context() == s.context()
+    # restore: undoing every decision, newest first, brings back every message in its place
+    for event in reversed(removals):
+        assert s.restore_messages(event.seq) is not None
+        check_every_render(s.context())
+        assert s.restore_messages(event.seq) is None  # everything it took is live again
+    order = [e.payload.message.id for e in events if isinstance(e.payload, MessageAppended)]
+    assert [m.id for m in s.context().messages] == order
+    assert any(row.summary.startswith("restored ") for row in s.timeline())
+    assert store.session(s.id).context() == s.context()
+    store.close()
+
+
+def test_the_current_loops_thinking_survives_the_tightest_window() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="claude", context_window=4_096, output_reserve=0)
+    s.configure(strategy="sliding_window", window_messages=1)
+    s.append_user("Do the whole refactor.")
+    checks = []
+    for n in range(12):
+        thinking = ReasoningPart(text=f"thinking about step {n} " * 20)
+        call = ToolCallPart.from_input(call_id=f"c{n}", name="bash", input={"n": n})
+        s.append_message(Message(role="assistant", parts=(thinking, call)))
+        s.append_tool_result(f"c{n}", "".join(f"{n}.{k} ok\n" for k in range(40)))
+        checks.append(s.before_llm_call())
+    assert any(c.acted for c in checks), "never overflowed: the test proves nothing"
+    loop = [
+        e.payload.message.id
+        for e in store.read(s.id)
+        if isinstance(e.payload, MessageAppended) and e.payload.message.role == "assistant"
+    ]
+    live = {m.id for m in s.context().messages}
+    assert set(loop) <= live  # one tool loop: all its thinking stays
+    assert all(
+        any(isinstance(p, ReasoningPart) for p in m.parts)
+        for m in s.context().messages
+        if m.role == "assistant"
+    )
+    store.close()
+
+
+def test_restore_messages_refuses_an_event_that_took_nothing_out() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="m")
+    s.append_user("hello")
+    with pytest.raises(InvalidArgument, match="MessageAppended: it took no messages out"):
+        s.restore_messages(s.version)
+    with pytest.raises(InvalidArgument, match="no event 99"):
+        s.restore_messages(99)
+    store.close()
