@@ -41,22 +41,22 @@ def test_a_check_that_compacts_logs_each_phase_exactly(
     assert [(r.levelname, r.getMessage()) for r in records] == [
         (
             "DEBUG",
-            f"prune start: session {s.id} at before_llm_call, strategy default, 3264 tokens "
-            "(overflow at before_llm_call)",
+            f"prune start: session {s.id} at before_llm_call, strategy incremental, 3264 tokens "
+            "(overflow at before_llm_call (incremental))",
         ),
         (
             "INFO",
-            f"prune done: session {s.id} at before_llm_call, strategy default, 3264 -> 3264 "
-            "tokens (overflow at before_llm_call): nothing worth pruning",
+            f"prune done: session {s.id} at before_llm_call, strategy incremental, 3264 -> 3264 "
+            "tokens (overflow at before_llm_call (incremental)): nothing worth pruning",
         ),
         (
             "DEBUG",
-            f"summary start: session {s.id} at before_llm_call, strategy default, 3264 tokens "
+            f"summary start: session {s.id} at before_llm_call, strategy incremental, 3264 tokens "
             "(still overflowing at before_llm_call after pruning)",
         ),
         (
             "INFO",
-            f"summary done: session {s.id} at before_llm_call, strategy default, 3264 -> "
+            f"summary done: session {s.id} at before_llm_call, strategy incremental, 3264 -> "
             f"{after} tokens (still overflowing at before_llm_call after pruning): "
             "compacted in 1 attempt(s)",
         ),
@@ -65,7 +65,7 @@ def test_a_check_that_compacts_logs_each_phase_exactly(
         "session_id": s.id,
         "point": "before_llm_call",
         "phase": "summary",
-        "strategy": "default",
+        "strategy": "incremental",
         "reason": "still overflowing at before_llm_call after pruning",
         "tokens_before": 3264,
         "tokens_after": after,
@@ -130,7 +130,7 @@ def test_each_phase_is_a_span_with_its_tokens(
         "sessionstore.session_id": s.id,
         "sessionstore.point": "before_llm_call",
         "sessionstore.phase": "summary",
-        "sessionstore.strategy": "default",
+        "sessionstore.strategy": "incremental",
         "sessionstore.reason": "still overflowing at before_llm_call after pruning",
         "sessionstore.tokens_before": 3264,
         "sessionstore.tokens_after": check.after.tokens,
