@@ -178,6 +178,9 @@ class AsyncSession:
     async def restore(self, part_ids: Iterable[str] | None = None) -> RecordedEvent | None:
         return await self._run(lambda: self.sync.restore(part_ids))
 
+    async def restore_messages(self, seq: int) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.restore_messages(seq))
+
     async def redact(self, part_ids: Iterable[str], *, reason: str) -> RecordedEvent | None:
         return await self._run(lambda: self.sync.redact(part_ids, reason=reason))
 
