@@ -65,10 +65,11 @@ from events import Native, ToolCallPart, ToolResultPart
 from events._arguments import described
 from projections import LiveMessage, LiveToolResult
 from store._async import AsyncSessionStore
-from store._errors import InvalidArgument, NotInContext, UnknownSession
+from store._errors import InvalidArgument, NotInContext
 from store._session import Session
 from store._store import SessionStore
 from store.integrations._langchain_messages import LANGCHAIN, base_message_of, message_of
+from store.integrations._sessions import session_on_first_use
 
 __all__ = [
     "LANGCHAIN",
@@ -110,12 +111,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         """The sessionstore session underneath (created on first use)."""
         with self._lock:
             if self._handle is None:
-                try:
-                    self._handle = self._store.session(self.session_id)
-                except UnknownSession:
-                    self._handle = self._store.create_session(
-                        session_id=self.session_id, **self._create
-                    )
+                self._handle = session_on_first_use(self._store, self.session_id, self._create)
             return self._handle
 
     @property

@@ -45,10 +45,11 @@ except ImportError as exc:  # the framework is an extra
 from events import OPENAI_RESPONSES, Message, Native, TextPart, ToolResultPart
 from projections import LiveMessage, LiveToolResult
 from store._async import AsyncSessionStore
-from store._errors import InvalidArgument, UnknownSession
+from store._errors import InvalidArgument
 from store._providers._openai_responses import responses_message
 from store._session import Session
 from store._store import SessionStore
+from store.integrations._sessions import session_on_first_use
 
 INPUT_ROLES = {"user": "user", "system": "system", "developer": "system"}
 CALL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -80,12 +81,7 @@ class AgentsSession(SessionABC):
         """The sessionstore session underneath (created on first use)."""
         with self._lock:
             if self._handle is None:
-                try:
-                    self._handle = self._store.session(self.session_id)
-                except UnknownSession:
-                    self._handle = self._store.create_session(
-                        session_id=self.session_id, **self._create
-                    )
+                self._handle = session_on_first_use(self._store, self.session_id, self._create)
             return self._handle
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
