@@ -34,7 +34,15 @@ from pydantic import ConfigDict, Field
 from events._arguments import ArgumentModel
 
 Direction = Literal["head", "tail"]
-Strategy = Literal["incremental", "sliding_window", "importance", "adaptive", "selective"]
+Strategy = Literal[
+    "incremental",
+    "sliding_window",
+    "importance",
+    "adaptive",
+    "selective",
+    "tool_blocks",
+    "key_events",
+]
 """How an automatic check gets an overflowing context back under the limit (`store._strategies`):
 `incremental` prunes old outputs, then folds the head into the merged summary (the default);
 `sliding_window` keeps the system prompt, pinned messages and the newest messages; `importance`
@@ -44,7 +52,11 @@ summary), above it an importance drop first; `selective` compacts by item type, 
 priority first (tool results beyond the newest `selective_keep` pruned, 10; skill prompts
 dropped, 20; assistant steps beyond the newest `selective_keep`, 30; user messages beyond the
 newest `selective_keep`, 50; summaries and the system prompt never), and only when that
-cannot get under the limit does a summary run."""
+cannot get under the limit does a summary run; `tool_blocks` keeps the newest
+`tool_blocks_keep` tool blocks (an assistant message, its calls and all their results) and drops
+older ones whole, and inside the kept ones cuts old long fields to restorable previews;
+`key_events` keeps the blocks that carry user requests, decisions, errors and file changes and
+summarizes the rest where they were."""
 
 MAX_ATTEMPTS = 100
 
@@ -134,6 +146,20 @@ class CompressionConfig(ArgumentModel):
     strategy_target_ratio: float = Field(default=0.6, gt=0, le=1)
     """`sliding_window` and `importance` drop until the context is under this fraction of the
     usable window, so the next calls do not trigger again at once (each drop is a cache miss)."""
+
+    tool_blocks_keep: int = Field(default=20, ge=0)
+    """`tool_blocks`: the newest tool blocks kept; older ones leave whole."""
+    preview_whole: int = Field(default=3, ge=0)
+    """`tool_blocks` and `adaptive`: the newest tool blocks whose fields are never cut to a
+    preview (the agent's next step reads them)."""
+    preview_arguments_over: int = Field(default=500, gt=0)
+    """A tool call's arguments longer than this many tokens are cut to a preview..."""
+    preview_arguments_to: int = Field(default=200, gt=0)
+    """...of this many tokens (the notice comes on top)."""
+    preview_results_over: int = Field(default=600, gt=0)
+    """A tool result longer than this many tokens is cut to a preview..."""
+    preview_results_to: int = Field(default=200, gt=0)
+    """...of this many tokens (the notice comes on top)."""
 
     adaptive_drop_ratio: float = Field(default=0.9, gt=0, le=1)
     """`adaptive`: the fraction of the usable window past which blocks are dropped by importance

@@ -89,6 +89,34 @@ class OutputsRestored(Payload):
     )
 
 
+class Preview(FrozenModel):
+    """One part cut to a preview: the first `chars` characters of what the model was shown of
+    it (a tool result's shown output, a tool call's arguments), then the event's notice;
+    `tokens` counts the preview as rendered."""
+
+    chars: int = Field(ge=0)
+    tokens: int = Field(ge=0)
+
+
+class PartsPreviewed(Payload):
+    """Long fields of tool blocks that stay in the context, cut to a preview: each tool result
+    shows the head of its output, each tool call its arguments' head inside a small JSON object
+    (`{"_preview": ..., "_note": ...}`, so every provider still gets an object), followed by
+    `notice`. The event holds no content, only where each cut falls, so a redaction of the
+    original leaves nothing behind and replay shows the same text. `OutputsRestored` brings
+    the originals back.
+
+    `{part_id}` and `{omitted}` (characters cut, with thousands separators) in the notice stand
+    for each part's own values, as in `OutputsPruned.placeholder`."""
+
+    type: Literal["PartsPreviewed"] = "PartsPreviewed"
+    previews: dict[Annotated[str, Field(min_length=1)], Preview] = Field(min_length=1)
+    notice: str = Field(min_length=1, max_length=500)
+    tokens_freed: int = Field(ge=0)
+    strategy: str = Field(default="", max_length=64, exclude_if=lambda value: not value)
+    why: str = Field(default="", max_length=500, exclude_if=lambda value: not value)
+
+
 class ContextCompacted(Payload):
     """The head of the conversation, up to `first_kept_message_id`, replaced by `summary`."""
 
@@ -239,7 +267,8 @@ EventPayload = Annotated[
     | SessionCleared
     | StateChanged
     | MetadataChanged
-    | RecordAppended,
+    | RecordAppended
+    | PartsPreviewed,
     Field(discriminator="type"),
 ]
 
@@ -260,4 +289,5 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     StateChanged,
     MetadataChanged,
     RecordAppended,
+    PartsPreviewed,
 )

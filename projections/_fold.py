@@ -36,6 +36,7 @@ from events import (
     OutputsPruned,
     OutputsRestored,
     Part,
+    PartsPreviewed,
     ReasoningPart,
     RecordedEvent,
     SessionCleared,
@@ -57,6 +58,7 @@ from projections._live import (
     shown_result_tokens,
     stored_tokens,
 )
+from projections._preview import preview
 from projections._snapshot import SnapshotState, snapshot_digest
 
 PROJECTION = "context"
@@ -76,6 +78,16 @@ class PruneMark:
 
 
 @dataclass(frozen=True, slots=True)
+class PreviewMark:
+    """A part shown cut to a preview (`PartsPreviewed`): where the cut falls, the notice, and
+    the preview's token count."""
+
+    chars: int
+    tokens: int
+    notice: str
+
+
+@dataclass(frozen=True, slots=True)
 class Change:
     """What one event did to the live context (for the audit timeline)."""
 
@@ -83,6 +95,7 @@ class Change:
     removed: tuple[str, ...] = ()
     pruned: tuple[str, ...] = ()
     restored: tuple[str, ...] = ()
+    previewed: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -115,8 +128,12 @@ class ContextFold:
     """Reasoning parts by id -> message id: a prune can clear an older turn's reasoning."""
     _text_owner: dict[str, str] = field(default_factory=dict)
     """Truncated text parts (a long user message) by id -> message id: restorable."""
+    _call_owner: dict[str, str] = field(default_factory=dict)
+    """Tool-call parts by id -> message id: a long call's arguments can be previewed."""
     _pruned: dict[str, PruneMark] = field(default_factory=dict)
     """Pruned tool results (shown as the placeholder) and cleared reasoning (left out)."""
+    _previewed: dict[str, PreviewMark] = field(default_factory=dict)
+    """Tool results and tool calls shown cut to a preview."""
     _restored: dict[str, int | None] = field(default_factory=dict)
     """Restored parts, with their originals' token counts when the restore recorded them."""
     _calls: dict[str, ToolCallPart] = field(default_factory=dict)  # live calls by call_id
@@ -155,6 +172,8 @@ class ContextFold:
             change = self._prune(payload, event.recorded_at)
         elif isinstance(payload, OutputsRestored):
             change = self._restore(payload.part_ids, payload.output_tokens)
+        elif isinstance(payload, PartsPreviewed):
+            change = self._preview(payload)
         elif isinstance(payload, ContextCompacted):
             change = self._compact(payload, (event.session_id, event.seq))
         elif isinstance(payload, MessagesReverted):
@@ -182,7 +201,7 @@ class ContextFold:
             self._redact(frozenset(payload.part_ids), payload.placeholder)
         if isinstance(payload, ContextCompacted):
             self.last_compaction = (event.seq, self.tokens)
-        if change.removed or change.pruned or change.restored:
+        if change.removed or change.pruned or change.restored or change.previewed:
             self.usage_base = None  # the provider's figure no longer describes this context
         self.session_id = event.session_id
         self.seq = event.seq
@@ -194,6 +213,8 @@ class ContextFold:
         """The parts' content becomes the placeholder. Counted sizes stay; a part stored
         without a count is estimated from what it shows now, as a replay (which reads the
         placeholder from the start) estimates it."""
+        for part_id in part_ids:
+            self._previewed.pop(part_id, None)  # a preview of deleted content shows nothing
         for entry in self._entries.values():
             message = redacted(entry.message, part_ids, placeholder)
             if message is entry.message:
@@ -217,6 +238,7 @@ class ContextFold:
                 self._answers[part.call_id] = self._answers.get(part.call_id, 0) + 1
             elif isinstance(part, ToolCallPart):
                 self._calls.setdefault(part.call_id, part)
+                self._call_owner[part.id] = message.id
             elif isinstance(part, ReasoningPart):
                 self._reasoning_owner[part.id] = message.id
             elif isinstance(part, TextPart) and part.truncation is not None:
@@ -239,12 +261,16 @@ class ContextFold:
             if isinstance(part, ToolResultPart):
                 self._result_owner.pop(part.id, None)
                 self._pruned.pop(part.id, None)
+                self._previewed.pop(part.id, None)
                 self._restored.pop(part.id, None)
                 self._answers[part.call_id] -= 1
                 if not self._answers[part.call_id]:
                     del self._answers[part.call_id]
-            elif isinstance(part, ToolCallPart) and self._calls.get(part.call_id) is part:
-                del self._calls[part.call_id]
+            elif isinstance(part, ToolCallPart):
+                self._call_owner.pop(part.id, None)
+                self._previewed.pop(part.id, None)
+                if self._calls.get(part.call_id) is part:
+                    del self._calls[part.call_id]
             elif isinstance(part, ReasoningPart | TextPart):
                 self._reasoning_owner.pop(part.id, None)
                 self._text_owner.pop(part.id, None)
@@ -266,6 +292,7 @@ class ContextFold:
             elif tokens is None:
                 tokens = estimate_tokens(placeholder)
             self._pruned[part_id] = PruneMark(placeholder, tokens, at, payload.reason)
+            self._previewed.pop(part_id, None)
             self._restored.pop(part_id, None)
             pruned.append(part_id)
         self._recount_parts(pruned)
@@ -277,10 +304,26 @@ class ContextFold:
             if not self.is_restorable(part_id):
                 continue  # already shown in full: nothing to restore
             self._pruned.pop(part_id, None)
+            if self._previewed.pop(part_id, None) is not None and part_id in self._call_owner:
+                restored.append(part_id)  # a call's arguments: whole again, counted as stored
+                continue
             self._restored[part_id] = counted.get(part_id)
             restored.append(part_id)
         self._recount_parts(restored)
         return Change(restored=tuple(restored))
+
+    def _preview(self, payload: PartsPreviewed) -> Change:
+        """Live tool results and calls, not pruned nor previewed already, show their preview."""
+        previewed = []
+        for part_id, cut in payload.previews.items():
+            live = part_id in self._result_owner or part_id in self._call_owner
+            if not live or part_id in self._previewed or part_id in self._pruned:
+                continue  # not live, previewed already, or a placeholder shows less already
+            self._previewed[part_id] = PreviewMark(cut.chars, cut.tokens, payload.notice)
+            self._restored.pop(part_id, None)
+            previewed.append(part_id)
+        self._recount_parts(previewed)
+        return Change(previewed=tuple(previewed))
 
     def _compact(self, payload: ContextCompacted, ref: EventRef) -> Change:
         always_kept = self._always_kept()
@@ -338,7 +381,12 @@ class ContextFold:
 
     def _owner(self, part_id: str) -> str | None:
         """The live message holding a result, reasoning or truncated text part."""
-        for owners in (self._result_owner, self._reasoning_owner, self._text_owner):
+        for owners in (
+            self._result_owner,
+            self._reasoning_owner,
+            self._text_owner,
+            self._call_owner,
+        ):
             if part_id in owners:
                 return owners[part_id]
         return None
@@ -355,15 +403,20 @@ class ContextFold:
         if isinstance(part, TextPart) and part.truncation is not None and part.id in self._restored:
             counted = self._restored[part.id]
             return counted if counted is not None else original_text_tokens(part)
+        cut = self._previewed.get(part.id)
         if not isinstance(part, ToolResultPart):
-            return stored_tokens(part)
+            return (
+                cut.tokens
+                if cut is not None and isinstance(part, ToolCallPart)
+                else (stored_tokens(part))
+            )
         mark = self._pruned.get(part.id)
         if mark is not None:
             return mark.tokens
         if part.id in self._restored:
             counted = self._restored[part.id]
             return counted if counted is not None else original_result_tokens(part)
-        return shown_result_tokens(part)
+        return cut.tokens if cut is not None else shown_result_tokens(part)
 
     # reading the state
 
@@ -398,9 +451,14 @@ class ContextFold:
         results = [p for p in self._result_owner if p in self._pruned]
         return results + [p for p in self._reasoning_owner if p in self._pruned]
 
+    def previewed_part_ids(self) -> list[str]:
+        """Live tool results and calls now shown cut to a preview, oldest first."""
+        return list(self._previewed)
+
     def has_restorable_part(self, part_id: str) -> bool:
         """Whether `part_id` is a live part a restore can name: a tool result, a reasoning
-        part, or a text part that was truncated."""
+        part, a text part that was truncated, or a tool call (its arguments may be cut to a
+        preview)."""
         return self._owner(part_id) is not None
 
     def is_restorable(self, part_id: str) -> bool:
@@ -410,6 +468,10 @@ class ContextFold:
             return part_id in self._pruned
         if part_id in self._text_owner:
             return part_id not in self._restored
+        if part_id in self._previewed:
+            return True
+        if part_id in self._call_owner:
+            return False
         part = self.tool_result(part_id)
         if part is None or part_id in self._restored:
             return False
@@ -464,6 +526,16 @@ class ContextFold:
                 cleared = True  # an older turn's reasoning, cleared: no render sends it
             elif isinstance(part, TextPart) and part.truncation is not None:
                 parts.append(self._live_text(part, restore_pruned))
+            elif (
+                isinstance(part, ToolCallPart) and part.id in self._previewed and not restore_pruned
+            ):
+                cut = self._previewed[part.id]
+                arguments = preview(part.arguments, cut.chars, cut.notice, part.id, arguments=True)
+                parts.append(
+                    part.model_copy(
+                        update={"arguments": arguments, "tokens": cut.tokens, "native": None}
+                    )
+                )
             else:
                 parts.append(part)
         tokens = entry.tokens if not restore_pruned else sum(_live_part_tokens(p) for p in parts)
@@ -500,7 +572,12 @@ class ContextFold:
             "is_error": part.is_error,
         }
         if restore_pruned or part.id in self._restored:
-            cut = mark is not None or part.truncation is not None or part.id in self._restored
+            cut = (
+                mark is not None
+                or part.truncation is not None
+                or part.id in self._restored
+                or part.id in self._previewed
+            )
             counted = self._restored.get(part.id)
             return LiveToolResult(
                 **common,
@@ -516,6 +593,14 @@ class ContextFold:
                 tokens=mark.tokens,
                 status="pruned",
                 compacted_at=mark.at,
+            )
+        head = self._previewed.get(part.id)
+        if head is not None:
+            return LiveToolResult(
+                **common,
+                output=preview(part.shown, head.chars, head.notice, part.id, arguments=False),
+                tokens=head.tokens,
+                status="previewed",
             )
         return LiveToolResult(
             **common,
@@ -550,6 +635,7 @@ class ContextFold:
             },
             "restored": sorted(self._restored),
             **self._restored_counts(),
+            **self._previews(),
             "pinned": sorted(self.pinned),
             "state": self.state,
             "tokens": self.tokens,
@@ -564,6 +650,12 @@ class ContextFold:
         sessions without one read as they were written before counts were recorded."""
         counts = {p: n for p, n in sorted(self._restored.items()) if n is not None}
         return {"restored_tokens": counts} if counts else {}
+
+    def _previews(self) -> dict[str, Any]:
+        """The parts shown as previews; absent when none are, so snapshots of sessions without
+        one read as they were written before previews existed."""
+        previews = {p: [c.chars, c.tokens, c.notice] for p, c in self._previewed.items()}
+        return {"previewed": previews} if previews else {}
 
     @staticmethod
     def snapshot_refs(state: SnapshotState) -> list[tuple[EventRef, bool]]:
@@ -591,6 +683,10 @@ class ContextFold:
         fold._restored.update(
             (p, n) for p, n in state.restored_tokens.items() if p in fold._restored
         )
+        fold._previewed = {
+            part_id: PreviewMark(chars, tokens, notice)
+            for part_id, (chars, tokens, notice) in state.previewed.items()
+        }
         for message_id, s, seq, summary in state.entries:
             ref = (state.sessions[s], seq)
             message = messages[ref]

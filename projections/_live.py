@@ -30,7 +30,9 @@ FILE_TOKENS = 1_000
 """A file or image counts this many tokens: providers price images by their pixels, which the
 store does not decode, and 1,000 sits between a small and a full-size image."""
 
-OutputStatus = Literal["original", "truncated", "pruned", "restored"]
+OutputStatus = Literal["original", "truncated", "previewed", "pruned", "restored"]
+"""How a tool result is shown: whole, truncated at append, cut to a preview by a strategy
+(`PartsPreviewed`), pruned to a placeholder, or restored to its original."""
 
 
 class FrozenModel(BaseModel):

@@ -46,6 +46,7 @@ class SnapshotState(BaseModel):
     pruned: dict[str, tuple[str, Count, str, str]]
     restored: list[str]
     restored_tokens: dict[str, Count] = {}
+    previewed: dict[str, tuple[Count, Count, str]] = {}
     pinned: list[str]
     state: dict[str, JsonValue]
     tokens: Count

@@ -217,7 +217,7 @@ def _state(
     return state, unanswered
 
 
-_DECISION = re.compile(
+DECISION = re.compile(
     r"\b(?:only|always|never|don'?t|do not|must|mustn'?t|should(?:n'?t)?|prefer|keep|instead"
     r"|avoid|make sure|stick to|rather than|from now on|no more|without|not allowed)\b",
     re.IGNORECASE,
@@ -234,7 +234,7 @@ def decisions_in(requests: Sequence[RequestEntry]) -> tuple[DecisionEntry, ...]:
     for request in requests:
         for sentence in _SENTENCE.split(request.text):
             sentence = sentence.strip()
-            if 3 <= len(sentence) <= DECISION_CHARS and _DECISION.search(sentence):
+            if 3 <= len(sentence) <= DECISION_CHARS and DECISION.search(sentence):
                 found.setdefault((request.seq, sentence), DecisionEntry(request.seq, sentence))
     return tuple(found.values())
 

@@ -21,6 +21,7 @@ from events import (
     NativePart,
     OutputsPruned,
     OutputsRestored,
+    PartsPreviewed,
     Payload,
     ReasoningPart,
     RecordAppended,
@@ -43,7 +44,8 @@ class TimelineRow:
 
     `tokens` is the live context's size right after the event; `added` and `removed` are the
     message ids that entered or left the live context; `pruned` and `restored` the tool-result
-    part ids whose outputs left or came back.
+    part ids whose outputs left or came back; `previewed` the tool results and calls cut to a
+    preview.
     """
 
     seq: int
@@ -55,6 +57,7 @@ class TimelineRow:
     removed: tuple[str, ...] = ()
     pruned: tuple[str, ...] = ()
     restored: tuple[str, ...] = ()
+    previewed: tuple[str, ...] = ()
 
 
 def timeline(
@@ -76,6 +79,7 @@ def timeline(
                 removed=change.removed,
                 pruned=change.pruned,
                 restored=change.restored,
+                previewed=change.previewed,
             )
         )
     return rows
@@ -99,6 +103,12 @@ def describe(payload: Payload, change: Change) -> str:
         )
     if isinstance(payload, OutputsRestored):
         return f"restored {len(change.restored)} tool output(s)"
+    if isinstance(payload, PartsPreviewed):
+        by = f"{payload.strategy}: " if payload.strategy else ""
+        return _clip(
+            f"{by}cut {len(change.previewed)} tool field(s) to previews, freed "
+            f"{payload.tokens_freed:,} tokens"
+        ) + _why(payload.why)
     if isinstance(payload, ContextCompacted):
         into = "a marker" if payload.summarizer == "marker" else "a summary"
         by = f"{payload.strategy}: " if payload.strategy else ""
@@ -106,14 +116,12 @@ def describe(payload: Payload, change: Change) -> str:
             f"{by}compacted {len(change.removed)} message(s) into {into}: "
             f"{payload.tokens_before:,} -> {payload.tokens_after:,} tokens "
             f"({payload.reason}, {payload.summarizer})"
-            + (f"; {payload.why}" if payload.why else "")
-        )
+        ) + _why(payload.why)
     if isinstance(payload, MessagesReverted):
         if payload.strategy:
             return _clip(
                 f"{payload.strategy}: took {len(change.removed)} message(s) out of the context"
-                + (f"; {payload.why}" if payload.why else "")
-            )
+            ) + _why(payload.why)
         return f"reverted {len(change.removed)} message(s) after {payload.after_message_id}"
     if isinstance(payload, MetadataChanged):
         shown = [f"app {payload.app}" if payload.app else "no app"]
@@ -161,6 +169,12 @@ def _describe_message(message: Message) -> str:
         elif isinstance(part, NativePart):
             pieces.append(_one_line(part.text) or f"({part.native.api} block)")
     return f"{message.role}: " + "; ".join(pieces)
+
+
+def _why(why: str) -> str:
+    """A strategy's account of its decision, whole: the row says what it did in a line, and
+    why in full (at most 500 characters, as the event allows), which is what an audit reads."""
+    return f"; {_one_line(why)}" if why else ""
 
 
 def _one_line(text: str) -> str:

@@ -57,6 +57,7 @@ from projections import (
     ArtifactTrail,
     Context,
     ContextFold,
+    LiveMessage,
     TimelineRow,
     ToolMap,
     artifact_trail,
@@ -435,22 +436,23 @@ class Session:
 
     @_serialized
     def restore(self, part_ids: Iterable[str] | None = None) -> RecordedEvent | None:
-        """Bring back the original outputs of pruned or truncated tool results, cleared
-        reasoning and truncated user messages (all pruned outputs and cleared reasoning when
-        `part_ids` is `None`). Returns the event, or `None` when every part named shows its
-        original already."""
+        """Bring back the original outputs of pruned, truncated or previewed tool results,
+        previewed tool-call arguments, cleared reasoning and truncated user messages (all
+        pruned outputs, previews and cleared reasoning when `part_ids` is `None`). Returns the
+        event, or `None` when every part named shows its original already."""
         wanted = None if part_ids is None else _part_ids(part_ids)
         self._catch_up()
         gone = redacted_parts(self._log.recorder, self._lineage())
         if wanted is None:
-            ids = [p for p in self._fold.pruned_part_ids() if p not in gone]
+            every = [*self._fold.pruned_part_ids(), *self._fold.previewed_part_ids()]
+            ids = [p for p in dict.fromkeys(every) if p not in gone]
         else:
             ids = list(dict.fromkeys(wanted))
             for part_id in ids:
                 if not self._fold.has_restorable_part(part_id):
                     raise NotInContext(
-                        f"no tool result, reasoning or truncated text {brief(part_id)} in the "
-                        "live context"
+                        f"no tool result, tool call, reasoning or truncated text {brief(part_id)} "
+                        "in the live context"
                     )
                 if part_id in gone:
                     raise InvalidArgument(
@@ -1020,8 +1022,24 @@ class Session:
             count=lambda text: count(text, self.header.encoding),
             pressure=None if not before.usable else before.tokens / before.usable,
             now=self._log.now(),
+            summarize=self._summary_of,
         )
         return self.append_events(list(events)) if events else []
+
+    def _summary_of(self, messages: tuple[LiveMessage, ...]) -> tuple[str, str] | None:
+        """`key_events`' summary of the blocks it takes out: the session's summarizer, marked;
+        `None` (the marker stands in) when the summarizer fails or saves too little, as the
+        originals stay in the log either way and a strategy's check must not fail."""
+        config = self.config
+        try:
+            text, name = run_summarizer(self.summarizer, messages, config.summary_tokens)
+        except CompactionError as error:
+            log.warning("key_events: the summarizer failed (%s); a marker stands in", error)
+            return None
+        text = marked_summary(text)
+        tokens = count(text, self.header.encoding)
+        replaced = sum(m.tokens for m in messages)
+        return (text, name) if saves_enough(config, replaced, tokens) else None
 
     def _resting(self, config: CompressionConfig, now: Measure) -> bool:
         """Whether compaction failed to get under the limit recently and the context has not

@@ -36,13 +36,19 @@ from events import (
     Message,
     MessagesReverted,
     OutputsPruned,
+    PartsPreviewed,
     Payload,
+    Preview,
     ReasoningPart,
     TextPart,
     ToolCallPart,
 )
-from projections import LiveMessage, LiveToolResult
+from projections import DEFAULT_TOOLS, LiveMessage, LiveToolResult
 from projections._fold import always_kept
+from projections._live import stored_tokens
+from projections._preview import NOTICE, preview
+from projections._summary import DECISION
+from projections._tool_map import intent_of
 from store._policies import CompactionPlan, _is_turn_start, _possible_cuts, plan_prune
 
 TokenCounter = Callable[[str], int]
@@ -221,6 +227,189 @@ def plan_importance(
     return Drop("importance", removed, why)
 
 
+def is_tool_block(block: Sequence[LiveMessage]) -> bool:
+    """Whether a block is an assistant message with tool calls (and their results)."""
+    return block[0].role == "assistant" and any(isinstance(p, ToolCallPart) for p in block[0].parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """One field a plan cuts to a preview, and the tokens that saves."""
+
+    part_id: str
+    preview: Preview
+    saved: int
+
+
+def previews_in(
+    block: Sequence[LiveMessage], config: CompressionConfig, count: TokenCounter
+) -> list[Cut]:
+    """The long fields of one tool block, cut to previews: arguments over
+    `preview_arguments_over` tokens to `preview_arguments_to`, results over
+    `preview_results_over` to `preview_results_to`. Left whole: results already pruned or
+    restored (a restore is the user's word) or previewed already, results with images, custom
+    tools' calls (free text, sent in a block of their own), and the calls of a message that
+    still carries reasoning (a Responses reasoning item must be followed by its call exactly as
+    it was made)."""
+    cuts = []
+    for message in block:
+        reasoning = any(isinstance(p, ReasoningPart) for p in message.parts)
+        for part in message.parts:
+            if isinstance(part, ToolCallPart) and not reasoning and not _custom(part):
+                tokens = stored_tokens(part)
+                if tokens > config.preview_arguments_over:
+                    target = config.preview_arguments_to
+                    cut = _cut(part.id, part.arguments, tokens, target, count, arguments=True)
+                    cuts.extend([cut] if cut else [])
+            elif (
+                isinstance(part, LiveToolResult)
+                and part.status in ("original", "truncated")  # not pruned, previewed, restored
+                and part.blocks is None
+                and part.tokens > config.preview_results_over
+            ):
+                target = config.preview_results_to
+                cut = _cut(part.id, part.output, part.tokens, target, count, arguments=False)
+                cuts.extend([cut] if cut else [])
+    return cuts
+
+
+def _custom(call: ToolCallPart) -> bool:
+    """Whether a call is a custom tool's (free text, not JSON): its render needs its own block,
+    so its input is never cut."""
+    value = call.native.value if call.native is not None else None
+    return isinstance(value, dict) and value.get("type") in ("custom", "custom_tool_call")
+
+
+def _cut(
+    part_id: str, text: str, tokens: int, target: int, count: TokenCounter, *, arguments: bool
+) -> Cut | None:
+    """`text` (`tokens` long) cut to about `target` tokens of its head, counted as shown;
+    `None` when that would not save anything."""
+    chars = len(text) * target // max(tokens, 1)
+    for _ in range(3):  # the ratio is a guess for this text: shrink until the head fits
+        head = count(text[:chars])
+        if head <= target * 1.25 or chars == 0:
+            break
+        chars = chars * target // head
+    shown = count(preview(text, chars, NOTICE, part_id, arguments=arguments))
+    if shown >= tokens:
+        return None
+    return Cut(part_id, Preview(chars=chars, tokens=shown), tokens - shown)
+
+
+def plan_tool_blocks(
+    messages: Sequence[LiveMessage],
+    config: CompressionConfig,
+    *,
+    needed: int | None,
+    count: TokenCounter,
+    strategy: str = "tool_blocks",
+) -> tuple[PartsPreviewed | None, Drop | None]:
+    """Tool blocks beyond the newest `tool_blocks_keep` leave whole, oldest first; inside the
+    blocks that stay, all but the newest `preview_whole` have their long fields cut to
+    previews; when that frees less than `needed`, more of the oldest kept tool blocks leave.
+    Blocks the shared guard keeps (system, pinned, the current loop's thinking, the newest
+    block) are neither dropped nor cut. (None, None) when nothing changes."""
+    split = blocks(messages)
+    movable = _movable(messages)
+    tool = [n for n in range(len(split)) if is_tool_block(split[n])]
+    beyond = tool[: max(len(tool) - config.tool_blocks_keep, 0)]
+    leaving = [n for n in beyond if movable[n]]
+    whole = set(tool[len(tool) - config.preview_whole :]) if config.preview_whole else set()
+    cuts = {
+        n: previews_in(split[n], config, count)
+        for n in tool
+        if movable[n] and n not in leaving and n not in whole
+    }
+    freed = sum(m.tokens for n in leaving for m in split[n])
+    freed += sum(c.saved for found in cuts.values() for c in found)
+    for n in tool:  # not enough yet: the oldest kept tool blocks leave too
+        if needed is None or freed >= needed:
+            break
+        if movable[n] and n not in leaving:
+            leaving.append(n)
+            freed += sum(m.tokens for m in split[n]) - sum(c.saved for c in cuts.pop(n, []))
+    chosen = [c for n in sorted(cuts) for c in cuts[n]]
+    previewed = None
+    if chosen:
+        saved = sum(c.saved for c in chosen)
+        why = (
+            f"cut {len(chosen)} long field(s) of older tool blocks to previews (arguments over "
+            f"{config.preview_arguments_over} tokens to {config.preview_arguments_to}, results "
+            f"over {config.preview_results_over} to {config.preview_results_to}), the newest "
+            f"{config.preview_whole} block(s) whole"
+        )
+        previewed = PartsPreviewed(
+            previews={c.part_id: c.preview for c in chosen},
+            notice=NOTICE,
+            tokens_freed=saved,
+            strategy=strategy,
+            why=why,
+        )
+    removed = tuple(m for n in sorted(leaving) for m in split[n])
+    if not removed:
+        return previewed, None
+    dropped = len(leaving)
+    why = f"kept the newest {config.tool_blocks_keep} tool block(s); {dropped} left whole"
+    if needed is not None:
+        why += f" (needed {needed:,} tokens)"
+    return previewed, Drop(strategy, removed, why)
+
+
+def is_key(block: Sequence[LiveMessage]) -> str | None:
+    """What makes a block a key event, or `None`: a user request, an error, a file change, a
+    decision or preference ("always", "never", "instead"... as the summary reads them)."""
+    first = block[0]
+    if first.summary:
+        return "summary"
+    if first.role == "user":
+        return "request"
+    parts = [p for m in block for p in m.parts]
+    if any(isinstance(p, LiveToolResult) and p.is_error for p in parts):
+        return "error"
+    for part in parts:
+        if isinstance(part, ToolCallPart):
+            files = intent_of(part.name, part.arguments, DEFAULT_TOOLS).files
+            name = part.name.lower()
+            if any(act != "read" for act, _ in files) or any(w in name for w in FILE_CHANGING):
+                return "file change"
+    if any(isinstance(p, TextPart) and DECISION.search(p.text) for p in parts):
+        return "decision"
+    return None
+
+
+def plan_key_events(
+    messages: Sequence[LiveMessage], config: CompressionConfig, *, needed: int | None
+) -> Drop | None:
+    """The movable blocks that carry no key event (`is_key`) leave, oldest first, until
+    `needed` tokens are freed; the session summarizes them where they were (`drop_event`
+    with a summary). `None` when nothing is needed or every movable block is key."""
+    del config  # what is key is fixed in this edition (see `is_key`)
+    if needed is None or needed <= 0:
+        return None
+    split = blocks(messages)
+    movable = _movable(messages)
+    leaving: list[int] = []
+    freed = 0
+    kept: dict[str, int] = {}
+    for n in range(len(split)):
+        key = is_key(split[n]) if movable[n] else None
+        if key is not None:
+            kept[key] = kept.get(key, 0) + 1
+        elif movable[n] and freed < needed:
+            leaving.append(n)
+            freed += sum(m.tokens for m in split[n])
+    removed = tuple(m for n in leaving for m in split[n])
+    if not removed:
+        return None
+    what = ", ".join(f"{k} {v}" for k, v in sorted(kept.items())) or "none"
+    why = (
+        f"summarized {len(leaving)} block(s) without a key event ({len(removed)} message(s)) "
+        f"to free {needed:,} tokens; kept the key blocks ({what})"
+    )
+    return Drop("key_events", removed, why)
+
+
 SKILL_TOOLS = ("skill",)
 """Tools whose calls load a skill's prompt: `selective` drops those blocks at priority 20."""
 
@@ -301,13 +490,15 @@ def drop_event(
     reason: CompactionReason,
     tokens_before: int,
     count: TokenCounter,
+    summary: tuple[str, str] | None = None,
 ) -> Payload:
-    """The event that takes `drop.removed` out: a `ContextCompacted` whose summary is a
-    one-line marker where the first of them was, or (no marker) a `MessagesReverted`."""
+    """The event that takes `drop.removed` out: a `ContextCompacted` whose summary is
+    `summary` (its text and the summarizer's name) or a one-line marker, where the first of
+    them was; or, with no summary and no marker, a `MessagesReverted`."""
     gone = {m.id for m in drop.removed}
     first = next(n for n, m in enumerate(messages) if m.id in gone)
     after = [m for m in messages[first:] if m.id not in gone]
-    if not config.window_marker:
+    if summary is None and not config.window_marker:
         before = [m for m in messages[:first] if m.id not in gone]
         anchor = before[-1] if before else after[0]
         return MessagesReverted(
@@ -316,7 +507,10 @@ def drop_event(
             strategy=drop.strategy,
             why=drop.why,
         )
-    text = MARKER.format(count=len(drop.removed), strategy=drop.strategy.replace("_", " "))
+    if summary is None:
+        text = MARKER.format(count=len(drop.removed), strategy=drop.strategy.replace("_", " "))
+        summary = (text, "marker")
+    text, summarizer = summary
     tokens = count(text)
     return ContextCompacted(
         summary=Message(role="user", parts=(TextPart(text=text, tokens=tokens),)),
@@ -325,10 +519,15 @@ def drop_event(
         tokens_before=tokens_before,
         tokens_after=tokens_before - drop.tokens + tokens,
         reason=reason,
-        summarizer="marker",
+        summarizer=summarizer,
         strategy=drop.strategy,
         why=drop.why,
     )
+
+
+Summarize = Callable[[tuple[LiveMessage, ...]], tuple[str, str] | None]
+"""The session's summarizer for `key_events`: (text, summarizer name) of the messages, or
+`None` when the summary would not save enough (the marker stands in)."""
 
 
 def plan_strategy(
@@ -341,38 +540,96 @@ def plan_strategy(
     count: TokenCounter,
     pressure: float | None = None,
     now: datetime | None = None,
+    summarize: Summarize | None = None,
 ) -> tuple[Payload, ...]:
     """The events the session's strategy appends for an overflowing context, none for the
     `incremental` strategy or when nothing can go: the dispatch of an automatic check.
     `pressure` is the context's share of the usable window (`adaptive` picks by it); `now`
-    dates a prune's placeholder (`selective`)."""
-    prune: OutputsPruned | None = None
+    dates a prune's placeholder (`selective`); `summarize` writes `key_events`' summary (a
+    marker without it)."""
+    first: PartsPreviewed | OutputsPruned | None = None
+    summary: tuple[str, str] | None = None
     if config.strategy == "selective":
-        prune, drop = plan_selective(
+        first, drop = plan_selective(
             messages, config, needed=needed, now=now or datetime.now(UTC), count=count
         )
     elif config.strategy == "sliding_window":
         drop = plan_sliding_window(messages, config, needed=needed)
     elif config.strategy == "importance":
         drop = plan_importance(messages, config, needed=needed)
+    elif config.strategy == "tool_blocks":
+        first, drop = plan_tool_blocks(messages, config, needed=needed, count=count)
+    elif config.strategy == "key_events":
+        drop = plan_key_events(messages, config, needed=needed)
+        if drop is not None and summarize is not None:
+            summary = summarize(drop.removed)
     elif config.strategy == "adaptive":
-        if pressure is None or pressure < config.adaptive_drop_ratio:
-            return ()  # light pressure: the incremental prune, then the summary
-        drop = plan_importance(messages, config, needed=needed)
-        if drop is not None:
-            why = f"pressure {pressure:.0%} >= {config.adaptive_drop_ratio:.0%}: {drop.why}"
-            drop = Drop("adaptive", drop.removed, why[:500])
+        first, drop = _adaptive(messages, config, needed=needed, count=count, pressure=pressure)
     else:
         return ()
-    events: tuple[Payload, ...] = () if prune is None else (prune,)
+    events: tuple[Payload, ...] = () if first is None else (first,)
     if drop is None:
         return events
-    if prune is not None:
-        tokens_before -= prune.tokens_freed
+    if first is not None:
+        tokens_before -= first.tokens_freed
+        if needed is not None:
+            needed -= first.tokens_freed
     return (
         *events,
-        drop_event(drop, messages, config, reason=reason, tokens_before=tokens_before, count=count),
+        drop_event(
+            drop,
+            messages,
+            config,
+            reason=reason,
+            tokens_before=tokens_before,
+            count=count,
+            summary=summary,
+        ),
     )
+
+
+def _adaptive(
+    messages: Sequence[LiveMessage],
+    config: CompressionConfig,
+    *,
+    needed: int | None,
+    count: TokenCounter,
+    pressure: float | None,
+) -> tuple[PartsPreviewed | None, Drop | None]:
+    """`adaptive` by pressure: at the trigger, only the light stage (long fields of older tool
+    blocks cut to previews; the check's incremental prune and summary follow if that is not
+    enough); from `adaptive_drop_ratio` of the usable window, the previews and then the
+    lowest-scored blocks dropped (`importance`) before any summary."""
+    light = config.model_copy(update={"tool_blocks_keep": len(messages) + 1})
+    previewed, _ = plan_tool_blocks(messages, light, needed=None, count=count, strategy="adaptive")
+    if previewed is not None:
+        stage = f"pressure {pressure:.0%}: " if pressure is not None else ""
+        previewed = previewed.model_copy(update={"why": (stage + previewed.why)[:500]})
+    if pressure is None or pressure < config.adaptive_drop_ratio:
+        return previewed, None
+    if needed is not None and previewed is not None:
+        needed -= previewed.tokens_freed
+        if needed <= 0:
+            return previewed, None
+        gone = set(previewed.previews)
+        messages = [_cut_to_previews(m, gone, previewed) for m in messages]
+    drop = plan_importance(messages, config, needed=needed)
+    if drop is None:
+        return previewed, None
+    why = f"pressure {pressure:.0%} >= {config.adaptive_drop_ratio:.0%}: {drop.why}"
+    return previewed, Drop("adaptive", drop.removed, why[:500])
+
+
+def _cut_to_previews(message: LiveMessage, cut: set[str], event: PartsPreviewed) -> LiveMessage:
+    """`message` counted as it shows once `event`'s previews apply."""
+    saved = 0
+    for part in message.parts:
+        if part.id in cut:
+            tokens = part.tokens if isinstance(part, LiveToolResult) else stored_tokens(part)
+            saved += tokens - event.previews[part.id].tokens
+    if not saved:
+        return message
+    return message.model_copy(update={"tokens": message.tokens - saved})
 
 
 def _without(message: LiveMessage, gone: set[str], prune: OutputsPruned) -> LiveMessage:

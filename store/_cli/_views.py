@@ -25,7 +25,13 @@ from store._stats import SessionSummary, StoreStats
 from store._verify import VerifyReport
 
 ROLE_STYLES = {"system": "magenta", "user": "green", "assistant": "cyan", "tool": "yellow"}
-STATUS_STYLES = {"pruned": "red", "truncated": "yellow", "restored": "green", "original": ""}
+STATUS_STYLES = {
+    "pruned": "red",
+    "truncated": "yellow",
+    "previewed": "yellow",
+    "restored": "green",
+    "original": "",
+}
 
 
 def when(moment: datetime) -> str:
@@ -197,6 +203,7 @@ def timeline_json(row: TimelineRow) -> dict[str, Any]:
         "removed": list(row.removed),
         "pruned": list(row.pruned),
         "restored": list(row.restored),
+        "previewed": list(row.previewed),
     }
 
 

@@ -101,7 +101,11 @@ def base_message_of(message: Message | LiveMessage) -> BaseMessage:
     part = message.parts[0]
     data = kept.get("data")
     if isinstance(part, ToolResultPart | LiveToolResult) and isinstance(data, dict):
-        cut = isinstance(part, LiveToolResult) and part.status in ("truncated", "pruned")
+        cut = isinstance(part, LiveToolResult) and part.status in (
+            "truncated",
+            "previewed",
+            "pruned",
+        )
         if cut or "content" not in data:
             data["content"] = part.output
     try:

@@ -495,7 +495,8 @@ class SessionStoreService(BaseSessionService):
             part.call_id: part.output
             for message in handle.context().messages
             for part in message.parts
-            if isinstance(part, LiveToolResult) and part.status in ("truncated", "pruned")
+            if isinstance(part, LiveToolResult)
+            and part.status in ("truncated", "previewed", "pruned")
         }
 
 

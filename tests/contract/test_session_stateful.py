@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
+    initialize,
     invariant,
     precondition,
     rule,
@@ -42,11 +43,14 @@ from events import (
     Message,
     MessagesReverted,
     OutputsPruned,
+    PartsPreviewed,
     ReasoningPart,
     TextPart,
+    ToolCallPart,
     ToolResultPart,
 )
 from projections import Context, LiveToolResult, api_messages, context_of
+from projections._preview import preview
 from projections._render import APIS, _sent_part_tokens
 from store import CompactionError, Session, SessionStore, ToolCall
 from store._replay import load_fold
@@ -70,6 +74,8 @@ class Expected:
     pinned: frozenset[str] = frozenset()
     pruned: frozenset[str] = frozenset()
     restored: frozenset[str] = frozenset()
+    previewed: frozenset[str] = frozenset()
+    """Tool results and calls a strategy cut to a preview (`PartsPreviewed`)."""
     state: str = "{}"
     """The key-value state, as sorted JSON."""
 
@@ -82,10 +88,12 @@ class Appended:
     result_part: str | None = None
     reasoning: tuple[str, ...] = ()
     """Ids of its reasoning parts, which a prune may clear (an older turn's)."""
+    call_parts: tuple[str, ...] = ()
+    """Ids of its tool-call parts, whose arguments a strategy may cut to a preview."""
 
     def parts(self) -> set[str | None]:
-        """The parts a prune can name, which leave with the message."""
-        return {self.result_part, *self.reasoning}
+        """The parts a prune or a preview can name, which leave with the message."""
+        return {self.result_part, *self.reasoning, *self.call_parts}
 
 
 class SessionMachine(RuleBasedStateMachine):
@@ -94,6 +102,8 @@ class SessionMachine(RuleBasedStateMachine):
     strategy: ClassVar[dict[str, Any]] = {}
     """Settings of the context strategy under test (`strategy=...` and its knobs)."""
     context_window = 3_000
+    seen: ClassVar[set[str]] = set()
+    """Kinds of the events the checks appended, over every example (did the strategy act?)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -111,6 +121,7 @@ class SessionMachine(RuleBasedStateMachine):
         self.originals: dict[str, str] = {}  # tool-result part id -> output as appended
         self.truncated: dict[str, str] = {}  # part id -> the shown text, when truncated
         self.placeholders: dict[str, str] = {}  # part id -> its newest prune placeholder
+        self.previews: dict[str, tuple[int, str]] = {}  # part id -> (chars, notice) shown
         self.appended: dict[str, Appended] = {}  # message id -> what the test appended
         self.expected: dict[tuple[str, int], Expected] = {}
         self.now = Expected()
@@ -137,7 +148,8 @@ class SessionMachine(RuleBasedStateMachine):
 
     def added(self, message: Message, appended: Appended) -> None:
         reasoning = tuple(p.id for p in message.parts if isinstance(p, ReasoningPart))
-        self.appended[message.id] = replace(appended, reasoning=reasoning)
+        calls = tuple(p.id for p in message.parts if isinstance(p, ToolCallPart))
+        self.appended[message.id] = replace(appended, reasoning=reasoning, call_parts=calls)
         self.capture(replace(self.now, ids=(*self.now.ids, message.id)))
 
     # helpers
@@ -303,7 +315,9 @@ class SessionMachine(RuleBasedStateMachine):
         pending = self.s._fold.pending_call_ids()
         if not pending:
             return
-        call_id = data.draw(st.sampled_from(pending))
+        self.answer(data.draw(st.sampled_from(pending)), output, is_error=is_error, image=image)
+
+    def answer(self, call_id: str, output: str, *, is_error: bool, image: bool) -> None:
         blocks: list[dict[str, Any]] = [
             {"type": "text", "text": output},
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
@@ -332,7 +346,12 @@ class SessionMachine(RuleBasedStateMachine):
         now = self.now
         self.placeholders.update({i: PLACEHOLDER.replace("{part_id}", i) for i in chosen})
         self.capture(
-            replace(now, pruned=now.pruned | set(chosen), restored=now.restored - set(chosen))
+            replace(
+                now,
+                pruned=now.pruned | set(chosen),
+                restored=now.restored - set(chosen),
+                previewed=now.previewed - set(chosen),
+            )
         )
 
     @rule(data=st.data())
@@ -342,11 +361,18 @@ class SessionMachine(RuleBasedStateMachine):
         chosen = data.draw(st.one_of(st.none(), some))
         event = self.s.restore(chosen)
         now = self.now
-        restorable = now.pruned | (set(self.truncated) - now.restored)
-        targets = set(now.pruned) if chosen is None else set(chosen) & restorable
+        restorable = now.pruned | now.previewed | (set(self.truncated) - now.restored)
+        targets = set(now.pruned | now.previewed) if chosen is None else set(chosen) & restorable
         assert (event is None) == (not targets)
         if event is not None:
-            self.capture(replace(now, pruned=now.pruned - targets, restored=now.restored | targets))
+            self.capture(
+                replace(
+                    now,
+                    pruned=now.pruned - targets,
+                    restored=now.restored | targets,
+                    previewed=now.previewed - targets,
+                )
+            )
 
     @rule()
     def compact(self) -> None:
@@ -394,6 +420,7 @@ class SessionMachine(RuleBasedStateMachine):
             now,
             ids=tuple(ids),
             pruned=now.pruned - gone,
+            previewed=now.previewed - gone,
             restored=now.restored - gone,
             pinned=now.pinned - gone_ids,
         )
@@ -411,13 +438,27 @@ class SessionMachine(RuleBasedStateMachine):
                 getattr(self.s, point)()
         for event in self.store.read(self.s.id, from_seq=version + 1):
             payload = event.payload
+            self.seen.add(f"{payload.type}:{getattr(payload, 'strategy', '')}")
             if isinstance(payload, OutputsPruned):
                 self.placeholders.update(
                     {i: payload.placeholder.replace("{part_id}", i) for i in payload.part_ids}
                 )
                 now = self.now
                 pruned = set(payload.part_ids)
-                self.now = replace(now, pruned=now.pruned | pruned, restored=now.restored - pruned)
+                self.now = replace(
+                    now,
+                    pruned=now.pruned | pruned,
+                    restored=now.restored - pruned,
+                    previewed=now.previewed - pruned,
+                )
+            elif isinstance(payload, PartsPreviewed):
+                cut = set(payload.previews)
+                assert not cut & (self.now.pruned | self.now.previewed)
+                self.previews.update(
+                    {i: (p.chars, payload.notice) for i, p in payload.previews.items()}
+                )
+                now = self.now
+                self.now = replace(now, previewed=now.previewed | cut, restored=now.restored - cut)
             elif isinstance(payload, ContextCompacted):
                 self.now = self.compacted(
                     self.now,
@@ -454,6 +495,7 @@ class SessionMachine(RuleBasedStateMachine):
                         now,
                         ids=ids,
                         pruned=now.pruned - gone,
+                        previewed=now.previewed - gone,
                         restored=now.restored - gone,
                         pinned=now.pinned - dropped,
                     )
@@ -479,6 +521,7 @@ class SessionMachine(RuleBasedStateMachine):
             now,
             ids=tuple(i for i in now.ids if i not in dropped),
             pruned=now.pruned - gone,
+            previewed=now.previewed - gone,
             restored=now.restored - gone,
             pinned=now.pinned - dropped,
         )
@@ -571,6 +614,11 @@ class SessionMachine(RuleBasedStateMachine):
             if part.id in self.now.pruned:
                 assert part.output == self.placeholders[part.id]
                 assert part.status == "pruned" and part.compacted_at is not None
+            elif part.id in self.now.previewed:
+                chars, notice = self.previews[part.id]
+                shown = self.truncated.get(part.id, self.originals[part.id])
+                expected = preview(shown, chars, notice, part.id, arguments=False)
+                assert (part.output, part.status) == (expected, "previewed")
             elif part.id in self.truncated and part.id not in self.now.restored:
                 assert (part.output, part.status) == (self.truncated[part.id], "truncated")
             else:
@@ -690,6 +738,38 @@ def test_random_sessions_keep_every_invariant(
     )
 
 
+class StrategyMachine(SessionMachine):
+    """The session machine, warmed up with a few tool turns (calls with long arguments, outputs
+    of many lines, one error, one file change) and a first check, so the strategy acts in every
+    example: random steps alone rarely grow a session past the window before it ends."""
+
+    @initialize()
+    def warm_up(self) -> None:
+        for turn in range(3):
+            self.user(f"turn {turn}: fix the parser")
+            write = "write" if turn == 0 else "read"
+            calls = [
+                ToolCall(id=f"w{turn}a", name=write, input={"content": "line of code\n" * 40}),
+                ToolCall(id=f"w{turn}b", name="bash", input={"command": f"pytest -k {turn}"}),
+            ]
+            message = self.s.append_assistant(f"step {turn}", tool_calls=calls)
+            self.added(message, Appended("assistant", calls=(f"w{turn}a", f"w{turn}b")))
+            for call in calls:
+                output = "".join(f"{turn}.{k} passed\n" for k in range(30))
+                self.answer(call.id, output, is_error=call.id == "w0b", image=False)
+        self.policy("before_llm_call")
+
+
+SMALL = {
+    "preview_whole": 1,
+    "preview_arguments_over": 12,
+    "preview_arguments_to": 4,
+    "preview_results_over": 20,
+    "preview_results_to": 6,
+}
+"""Preview thresholds small enough for this machine's short outputs and calls."""
+
+
 @pytest.mark.parametrize(
     "strategy",
     [
@@ -703,20 +783,33 @@ def test_random_sessions_keep_every_invariant(
         {"strategy": "importance", "trigger_ratio": 0.2},
         {"strategy": "adaptive", "trigger_ratio": 0.2, "adaptive_drop_ratio": 0.1},
         {"strategy": "selective", "trigger_ratio": 0.2, "selective_keep": 1},
+        {"strategy": "tool_blocks", "trigger_ratio": 0.2, "tool_blocks_keep": 2, **SMALL},
+        {"strategy": "key_events", "trigger_ratio": 0.2},
+        {"strategy": "adaptive", "trigger_ratio": 0.2, "adaptive_drop_ratio": 0.5, **SMALL},
     ],
-    ids=["sliding_window", "sliding_window-no-marker", "importance", "adaptive", "selective"],
+    ids=[
+        "sliding_window",
+        "sliding_window-no-marker",
+        "importance",
+        "adaptive",
+        "selective",
+        "tool_blocks",
+        "key_events",
+        "adaptive-previews",
+    ],
 )
 def test_every_strategy_keeps_every_invariant(strategy: dict[str, Any], tmp_path: Path) -> None:
     """The same random sessions with another strategy choosing what leaves the context: the
     model follows its events, and every invariant holds (renders valid, replay exact,
     snapshot + tail equal to the full fold, nothing appended lost)."""
 
-    class Machine(SessionMachine):
+    class Machine(StrategyMachine):
         pass
 
     Machine.strategy = strategy
-    Machine.context_window = 400  # small enough that the strategy runs in most examples
+    Machine.context_window = 400  # small enough that the strategy runs once warmed up
     Machine.folder = tmp_path
+    Machine.seen = set()
     run_state_machine_as_test(
         Machine,
         settings=settings(
@@ -726,3 +819,8 @@ def test_every_strategy_keeps_every_invariant(strategy: dict[str, Any], tmp_path
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
         ),
     )
+    name = strategy["strategy"]
+    acted = {kind for kind in Machine.seen if kind.endswith(f":{name}")}
+    assert acted, f"{name} never acted in any example: the test proves nothing for it"
+    if "preview_results_over" in strategy:
+        assert f"PartsPreviewed:{name}" in acted

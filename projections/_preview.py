@@ -1,0 +1,26 @@
+"""The preview a long tool field is cut to (`PartsPreviewed`): one function, used by the fold
+that shows it and the plan that sizes it, so both agree to the character.
+
+A tool result's preview is the head of what the model was shown of it, then the notice on a
+line of its own. A tool call's preview must still be a JSON object (Anthropic's `tool_use`
+takes only an object as `input`, and every API parses arguments as JSON), so it is
+`{"_preview": <the head of the arguments text>, "_note": <the notice>}`.
+"""
+
+from __future__ import annotations
+
+import json
+
+NOTICE = (
+    "[{omitted} characters cut to a preview; the original is kept: restore with part id {part_id}]"
+)
+"""The notice a `PartsPreviewed` event stores by default."""
+
+
+def preview(text: str, chars: int, notice: str, part_id: str, *, arguments: bool) -> str:
+    """What the model is shown of `text` cut to its first `chars` characters."""
+    head = text[:chars]
+    note = notice.replace("{part_id}", part_id).replace("{omitted}", f"{len(text) - len(head):,}")
+    if arguments:
+        return json.dumps({"_preview": head, "_note": note}, ensure_ascii=False)
+    return head + ("" if head.endswith("\n") or not head else "\n") + note
