@@ -224,7 +224,7 @@ def test_selective_prunes_tool_results_first_and_stops_when_that_is_enough() -> 
         placeholder="[Output pruned at 2026-11-23T09:00:00Z; restore with part id {part_id}]",
         placeholder_tokens=5,
         tokens_freed=140,
-        reason="selective (10): tool results beyond the newest 1 pruned",
+        reason="selective: tool results beyond the newest 1 pruned (10)",
     )
 
 
@@ -241,6 +241,6 @@ def test_selective_then_drops_assistant_steps_then_user_messages_by_priority() -
     assert (drop.tokens_before, drop.tokens_after) == (460, 460 - 30 + 5)
     assert drop.strategy == "selective"
     assert drop.why == (
-        "selective: dropped 5 message(s): assistant steps beyond the newest 1 (30); "
-        "user messages beyond the newest 1 (50)"
+        "selective: tool results beyond the newest 1 pruned (10); assistant steps beyond the "
+        "newest 1 dropped (30); user messages beyond the newest 1 dropped (50); 5 message(s) left"
     )
