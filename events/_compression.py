@@ -118,7 +118,7 @@ DEFAULT_SELECTIVE = (
     SelectiveRule(kind="summaries", action="never", priority=80),
     SelectiveRule(kind="system", action="never", priority=100),
 )
-"""The issue's order (after neovate-code's selective stage): what is cheapest to lose first."""
+"""Issue 19's order (after neovate-code's selective stage): what is cheapest to lose first."""
 
 
 class CompressionConfig(ArgumentModel):

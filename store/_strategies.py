@@ -2,18 +2,22 @@
 
 `CompressionConfig.strategy` chooses one per session. `incremental` (the default) is the
 prune-then-summarize path of `store._policies`; the strategies here take whole blocks out of
-the live context instead of summarizing them, and return the one event that does it:
+the live context instead of summarizing them, and return the event that does it (`selective`
+may add a prune before it):
 
 - `sliding_window` keeps the system prompt, pinned messages and the newest `window_messages`
   messages (and `window_tokens`, if set); older blocks leave.
 - `importance` scores each block (role, errors, user requests, file changes, recency) and
   drops the lowest first.
+- `selective` follows the session's rules by item type (`CompressionConfig.selective`), lowest
+  priority first: tool results are pruned (an `OutputsPruned`), other kinds leave as blocks;
+  it stops at what is needed, and the incremental path runs when it is not enough.
 
-Both drop until the context is under `strategy_target_ratio` of the usable window, so the next
-calls do not trigger again at once. What leaves is a `ContextCompacted` whose summary is a
-one-line marker (or, with `window_marker=False`, a `MessagesReverted` naming the ids): the fold
-already knows both, the originals stay in the log (`Session.context(at=)` before the event
-shows them), and the event names its strategy and why.
+`sliding_window` and `importance` drop until the context is under `strategy_target_ratio` of
+the usable window, so the next calls do not trigger again at once. What leaves is a
+`ContextCompacted` whose summary is a one-line marker (or, with `window_marker=False`, a
+`MessagesReverted` naming the ids): the fold already knows both, the originals stay in the log
+(`Session.context(at=)` before the event shows them), and the event names its strategy and why.
 
 A block is the messages between two points where the context can be cut (an assistant message
 with its tool calls and all their results, or one user message): blocks leave whole, so a call
