@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from events._arguments import ArgumentModel
 
@@ -47,16 +47,17 @@ Strategy = Literal[
 `incremental` prunes old outputs, then folds the head into the merged summary (the default);
 `sliding_window` keeps the system prompt, pinned messages and the newest messages; `importance`
 drops the lowest-scored blocks first; `adaptive` picks by pressure: below
-`adaptive_drop_ratio` of the usable window only the incremental path (a prune, then the
-summary), above it an importance drop first; `selective` compacts by item type, lowest
-priority first (tool results beyond the newest `selective_keep` pruned, 10; skill prompts
-dropped, 20; assistant steps beyond the newest `selective_keep`, 30; user messages beyond the
-newest `selective_keep`, 50; summaries and the system prompt never), and only when that
-cannot get under the limit does a summary run; `tool_blocks` keeps the newest
-`tool_blocks_keep` tool blocks (an assistant message, its calls and all their results) and drops
-older ones whole, and inside the kept ones cuts old long fields to restorable previews;
-`key_events` keeps the blocks that carry user requests, decisions, errors and file changes and
-summarizes the rest where they were."""
+`adaptive_drop_ratio` of the usable window long fields of older tool blocks are cut to
+previews, then the incremental path runs (a prune, then the summary), above it the previews
+and an importance drop come first; `selective` compacts by item type, following the
+session's `selective` rules lowest priority first (by default: tool results beyond the newest
+5 pruned, 10; skill prompts dropped, 20; assistant steps beyond the newest 5, 30; skill
+metadata dropped, 40; user messages beyond the newest 5, 50; summaries, 80, and the system
+prompt and memory, 100, never), and only when that cannot get under the limit does a summary
+run; `tool_blocks` keeps the newest `tool_blocks_keep` tool blocks (an assistant message, its
+calls and all their results) and drops older ones whole, and inside the kept ones cuts old long
+fields to restorable previews; `key_events` keeps the blocks that carry user requests,
+decisions, errors and file changes and summarizes the rest where they were."""
 
 MAX_ATTEMPTS = 100
 
@@ -69,6 +70,67 @@ class ToolLimits(ArgumentModel):
     max_lines: int | None = Field(default=None, gt=0)
     max_bytes: int | None = Field(default=None, gt=0)
     direction: Direction | None = None
+
+
+SelectiveKind = Literal[
+    "tool_results", "skill_prompts", "assistant", "skill_metadata", "user", "summaries", "system"
+]
+"""The item types `selective` tells apart (`store._strategies.selective_kind` sorts blocks):
+
+- `tool_results`: tool outputs, pruned in place (a placeholder, the original restorable), as a
+  prune does; older turns' reasoning is cleared with them. The call stays, so this is the one
+  kind that leaves nothing out of the conversation's shape.
+- `skill_prompts`: what loads a skill's instructions: a block whose assistant message calls a
+  skill tool (`SKILL_TOOLS`, with its result), or an injected user message carrying the
+  skill's body (Codex's and neovate-code's `<skill>` block, Claude Code's and neovate-code's
+  "Base directory for this skill:" meta message).
+- `skill_metadata`: the list of skills the agent may load (each one's name and description:
+  neovate-code's `SkillMetadata`, shown as `<available_skills>`), when it reaches the model
+  as an injected user message (Claude Code's `<system-reminder>` naming the skills available
+  to the Skill tool, Codex's `<skills_instructions>`). Listed in the system prompt, it is the
+  system prompt's.
+- `assistant`: an assistant step (the message with its tool calls and all their results).
+- `user`: a user message (the user's own, or another injected one).
+- `summaries`: compaction summaries and the markers of earlier drops.
+- `system`: the system prompt and pinned messages (the session's memory)."""
+
+SelectiveAction = Literal["truncate", "drop", "never"]
+"""`truncate`: the newest `keep` of the kind stay, older ones leave; `drop`: all of the kind
+may leave; `never`: none leaves by this rule."""
+
+
+class SelectiveRule(ArgumentModel):
+    """How the `selective` strategy treats one kind of item, and when (lower `priority`
+    first). What leaves: tool results are pruned to placeholders, every other kind leaves as
+    whole blocks (a call never loses its result).
+
+    `keep` is the newest items a `truncate` keeps; `None` (the default) takes the session's
+    `selective_keep`, so configs stored before these rules existed, and a later
+    `configure(selective_keep=...)`, keep their meaning.
+
+    Whatever the rules say, some items never leave: the system prompt and pinned messages,
+    the current tool loop's thinking with the request that started it, the newest block (the
+    step the agent is on) and the results of the newest assistant message's calls. A `system`
+    rule other than `never` therefore changes nothing."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: SelectiveKind
+    action: SelectiveAction
+    keep: int | None = Field(default=None, ge=0)
+    priority: int
+
+
+DEFAULT_SELECTIVE = (
+    SelectiveRule(kind="tool_results", action="truncate", priority=10),
+    SelectiveRule(kind="skill_prompts", action="drop", priority=20),
+    SelectiveRule(kind="assistant", action="truncate", priority=30),
+    SelectiveRule(kind="skill_metadata", action="drop", priority=40),
+    SelectiveRule(kind="user", action="truncate", priority=50),
+    SelectiveRule(kind="summaries", action="never", priority=80),
+    SelectiveRule(kind="system", action="never", priority=100),
+)
+"""Issue 19's order (after neovate-code's selective stage): what is cheapest to lose first."""
 
 
 class CompressionConfig(ArgumentModel):
@@ -166,10 +228,32 @@ class CompressionConfig(ArgumentModel):
     before any prune or summary; below it the light incremental path runs alone."""
 
     selective_keep: int = Field(default=5, ge=0)
-    """`selective`: the newest tool results, assistant steps and user messages each kept."""
+    """`selective`: the newest items a `truncate` rule keeps when it names no `keep`."""
+    selective: tuple[SelectiveRule, ...] = DEFAULT_SELECTIVE
+    """`selective`: one rule per item kind (see `SelectiveRule`), walked lowest priority first
+    (a tie in the order given); a kind without a rule never leaves by this strategy."""
 
     auto: bool = True
     """Whether `before_llm_call` / `after_tool_result` prune and compact by themselves."""
+
+    @field_validator("selective")
+    @classmethod
+    def _one_rule_per_kind(cls, rules: tuple[SelectiveRule, ...]) -> tuple[SelectiveRule, ...]:
+        seen: set[str] = set()
+        for rule in rules:
+            if rule.kind in seen:
+                raise ValueError(f"one rule per kind: {rule.kind!r} has two")
+            seen.add(rule.kind)
+        return rules
+
+    def selective_rules(self) -> tuple[SelectiveRule, ...]:
+        """The `selective` rules in the order they run (by priority, a tie in the order
+        given), each `keep` resolved (`None` takes `selective_keep`)."""
+        ordered = sorted(self.selective, key=lambda rule: rule.priority)
+        return tuple(
+            rule if rule.keep is not None else rule.model_copy(update={"keep": self.selective_keep})
+            for rule in ordered
+        )
 
     def budgets(self, usable: int | None) -> Budgets:
         """The token budgets in force for a usable window of `usable` tokens (window minus

@@ -280,8 +280,12 @@ class ArtifactFold:
         texts = [part for part in message.parts if isinstance(part, TextPart)]
         if not texts:
             return
-        marked = _native_injected(message.native)
-        own = [p for p in texts if not (marked or _native_injected(p.native) or _injected(p.text))]
+        marked = is_injected_native(message.native)
+        own = [
+            p
+            for p in texts
+            if not (marked or is_injected_native(p.native) or is_injected_text(p.text))
+        ]
         shown = own or texts
         self._messages.append(
             UserRequest(
@@ -411,11 +415,13 @@ def _file_keys(intent: CallIntent) -> frozenset[tuple[bool, str]]:
     return frozenset((act != "read", path) for act, path in intent.files)
 
 
-def _injected(text: str) -> bool:
+def is_injected_text(text: str) -> bool:
+    """Whether a text is one the agent injected (a reminder, a command wrapper), not the
+    user's own words."""
     return text.lstrip().startswith(INJECTED_PREFIXES)
 
 
-def _native_injected(native: Native | None) -> bool:
+def is_injected_native(native: Native | None) -> bool:
     """A message or part its importer marked as the agent's own: an api ending in
     `.injected` (Codex's contextual messages), or Claude Code's `isMeta` / OpenCode's and
     pi's `synthetic` kept in the native value."""

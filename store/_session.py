@@ -895,8 +895,7 @@ class Session:
             if dropped:
                 now = measure(self._fold, config)
                 if not now.overflowing:
-                    said = [_said(e.payload) for e in dropped]
-                    note = f"{config.strategy}: {'; '.join(said)}"
+                    note = _strategy_note(config.strategy, [_said(e.payload) for e in dropped])
                     return ContextCheck(point, before, now, early, tuple(compactions), note)
             before_incremental = measure(self._fold, config)
         else:
@@ -1222,6 +1221,14 @@ def _check_confirm(confirm: object) -> None:
 def _said(payload: object) -> str:
     """What a strategy's event says of itself (`why`, or a prune's `reason`)."""
     return str(getattr(payload, "why", "") or getattr(payload, "reason", ""))
+
+
+def _strategy_note(strategy: str, said: list[str]) -> str:
+    """A check's note from what its strategy's events say: each account once (a drop's `why`
+    may name the prune that came before it), under the strategy's name once."""
+    unique = [w for w in dict.fromkeys(said) if w and not any(w != o and w in o for o in said)]
+    text = "; ".join(unique)
+    return text if text.startswith(f"{strategy}:") else f"{strategy}: {text}"
 
 
 def _incremental_label(config: CompressionConfig) -> str:

@@ -2,18 +2,22 @@
 
 `CompressionConfig.strategy` chooses one per session. `incremental` (the default) is the
 prune-then-summarize path of `store._policies`; the strategies here take whole blocks out of
-the live context instead of summarizing them, and return the one event that does it:
+the live context instead of summarizing them, and return the event that does it (`selective`
+may add a prune before it):
 
 - `sliding_window` keeps the system prompt, pinned messages and the newest `window_messages`
   messages (and `window_tokens`, if set); older blocks leave.
 - `importance` scores each block (role, errors, user requests, file changes, recency) and
   drops the lowest first.
+- `selective` follows the session's rules by item type (`CompressionConfig.selective`), lowest
+  priority first: tool results are pruned (an `OutputsPruned`), other kinds leave as blocks;
+  it stops at what is needed, and the incremental path runs when it is not enough.
 
-Both drop until the context is under `strategy_target_ratio` of the usable window, so the next
-calls do not trigger again at once. What leaves is a `ContextCompacted` whose summary is a
-one-line marker (or, with `window_marker=False`, a `MessagesReverted` naming the ids): the fold
-already knows both, the originals stay in the log (`Session.context(at=)` before the event
-shows them), and the event names its strategy and why.
+`sliding_window` and `importance` drop until the context is under `strategy_target_ratio` of
+the usable window, so the next calls do not trigger again at once. What leaves is a
+`ContextCompacted` whose summary is a one-line marker (or, with `window_marker=False`, a
+`MessagesReverted` naming the ids): the fold already knows both, the originals stay in the log
+(`Session.context(at=)` before the event shows them), and the event names its strategy and why.
 
 A block is the messages between two points where the context can be cut (an assistant message
 with its tool calls and all their results, or one user message): blocks leave whole, so a call
@@ -43,7 +47,9 @@ from events import (
     TextPart,
     ToolCallPart,
 )
+from events._compression import SelectiveKind, SelectiveRule
 from projections import DEFAULT_TOOLS, LiveMessage, LiveToolResult
+from projections._artifacts import is_injected_native, is_injected_text
 from projections._fold import always_kept
 from projections._live import stored_tokens
 from projections._preview import NOTICE, preview
@@ -411,7 +417,72 @@ def plan_key_events(
 
 
 SKILL_TOOLS = ("skill",)
-"""Tools whose calls load a skill's prompt: `selective` drops those blocks at priority 20."""
+"""Tools whose calls load a skill's prompt: `selective` counts those blocks as `skill_prompts`."""
+
+SKILL_PROMPT_PREFIXES = ("<skill>", "Base directory for this skill:")
+"""How an injected user message carrying a skill's body begins: Codex's and neovate-code's
+`<skill>` block, the meta message Claude Code and neovate-code add after a skill call."""
+
+SKILL_LISTING_MARKERS = (
+    "<available_skills>",
+    "<skills_instructions>",
+    "skills are available",
+    "available skills",
+)
+"""Text (lowercased) that marks an injected user message listing the skills the agent may
+load: neovate-code's `<available_skills>`, Codex's `<skills_instructions>`, Claude Code's
+reminder naming the skills available to its Skill tool."""
+
+STAGE_NAMES: dict[SelectiveKind, str] = {
+    "tool_results": "tool results",
+    "skill_prompts": "skill prompts",
+    "assistant": "assistant steps",
+    "skill_metadata": "skill metadata",
+    "user": "user messages",
+    "summaries": "summaries",
+    "system": "system prompt and memory",
+}
+
+
+def selective_kind(block: Sequence[LiveMessage]) -> SelectiveKind | None:
+    """Which `SelectiveRule.kind` a block is, for the kinds that leave as blocks (tool results
+    are parts, pruned in place): a summary; the system prompt or a pinned message; a skill
+    tool's call; an injected user message carrying a skill's body (`SKILL_PROMPT_PREFIXES`) or
+    listing skills (`SKILL_LISTING_MARKERS`); else by its first message's role. Injected means
+    what `projections._artifacts` calls so: its importer marked it (`isMeta`, `synthetic`,
+    an `.injected` api), or its text opens like a reminder or an environment block.
+    `None` for a block that starts with a tool message (it has lost its call)."""
+    first = block[0]
+    if first.summary:
+        return "summaries"
+    if any(m.role == "system" or m.pinned for m in block):
+        return "system"
+    if any(isinstance(p, ToolCallPart) and p.name in SKILL_TOOLS for m in block for p in m.parts):
+        return "skill_prompts"
+    if first.role == "assistant":
+        return "assistant"
+    if first.role != "user":
+        return None
+    texts = [p for p in first.parts if isinstance(p, TextPart)]
+    marked = is_injected_native(first.native)
+    if texts and all(
+        marked or is_injected_native(p.native) or is_injected_text(p.text) for p in texts
+    ):
+        text = "\n\n".join(p.text.lstrip() for p in texts)
+        if text.startswith(SKILL_PROMPT_PREFIXES):
+            return "skill_prompts"
+        if any(marker in text.lower() for marker in SKILL_LISTING_MARKERS):
+            return "skill_metadata"
+    return "user"
+
+
+def _stage(rule: SelectiveRule) -> str:
+    """How a `why` names a stage: what left, and its priority."""
+    name = STAGE_NAMES[rule.kind]
+    verb = "pruned" if rule.kind == "tool_results" else "dropped"
+    if rule.action == "truncate":
+        return f"{name} beyond the newest {rule.keep} {verb} ({rule.priority})"
+    return f"{name} {verb} ({rule.priority})"
 
 
 def plan_selective(
@@ -422,63 +493,75 @@ def plan_selective(
     now: datetime,
     count: TokenCounter,
 ) -> tuple[OutputsPruned | None, Drop | None]:
-    """Compaction by item type, lowest priority first, stopping once `needed` tokens are
-    freed: (10) tool results beyond the newest `selective_keep` pruned (placeholders, the
-    originals restorable); (20) blocks that load a skill dropped; (30) assistant steps beyond
-    the newest `selective_keep` dropped; (50) user messages beyond the newest `selective_keep`
-    dropped. Summaries, the system prompt, pinned messages, the current loop's thinking and the
-    newest block are never touched. (None, None) when nothing is needed or nothing can go."""
+    """Compaction by item type: the session's `selective` rules (`CompressionConfig.
+    selective_rules`), lowest priority first, each stage stopping once `needed` tokens are
+    freed, and no later stage running then. Tool results are pruned (placeholders, the
+    originals restorable; `truncate` keeps the newest `keep` as a prune's `keep_tool_results`
+    would, `drop` keeps none); every other kind (`selective_kind`) leaves as whole blocks,
+    `truncate` keeping the newest `keep` of the kind that could leave. `never` skips the
+    kind; so does a kind without a rule. A tool result whose step leaves goes with it, whatever
+    the `tool_results` rule: a call never loses its result.
+
+    Never touched, whatever the rules: the system prompt, pinned messages, the current tool
+    loop's thinking and the request that started it, the newest block (`_movable`), the
+    results of the newest assistant message's calls and of protected tools (`plan_prune`).
+
+    Returns the prune and the drop, either `None` when its stages took nothing; the drop's
+    `why` names every stage that took something, with its priority, in the order they ran.
+    (None, None) when nothing is needed or nothing can go."""
     if needed is None or needed <= 0:
         return None, None
-    keep = config.selective_keep
-    stage = config.model_copy(
-        update={"keep_tool_results": keep, "protect_turns": 0, "protect_tokens": 1 << 62}
-    )
-    plan = plan_prune(messages, stage, now=now, count=count, needed=needed)
-    pruned = None
-    freed = 0
-    if plan is not None and plan.part_ids:
-        why = f"selective (10): tool results beyond the newest {keep} pruned"
-        pruned = plan.event(why)
-        freed = plan.tokens_freed
-    if freed >= needed:
-        return pruned, None
-    if pruned is not None:  # the drops are weighed on what the prune leaves
-        gone = set(pruned.part_ids)
-        messages = [_without(m, gone, pruned) for m in messages]
-    split = blocks(messages)
-    movable = _movable(messages)
+    current = list(messages)
+    split = blocks(current)
+    movable = _movable(current)
+    kinds = [selective_kind(block) for block in split]
+    pruned: OutputsPruned | None = None
     leaving: list[int] = []
     stages: list[str] = []
-
-    def take(label: str, chosen: list[int]) -> bool:
-        nonlocal freed
-        for n in chosen:
+    freed = 0
+    for rule in config.selective_rules():
+        if freed >= needed:
+            break
+        if rule.action == "never":
+            continue
+        keep = rule.keep or 0
+        if rule.kind == "tool_results":
+            gone = {m.id for n in leaving for m in split[n]}
+            stage = config.model_copy(
+                update={
+                    "keep_tool_results": keep if rule.action == "truncate" else 0,
+                    "protect_turns": 0,
+                    "protect_tokens": 1 << 62,
+                }
+            )
+            staying = [m for m in current if m.id not in gone]
+            plan = plan_prune(staying, stage, now=now, count=count, needed=needed - freed)
+            if plan is None or not plan.part_ids:
+                continue
+            pruned = plan.event(f"selective: {_stage(rule)}")
+            freed += plan.tokens_freed
+            stages.append(_stage(rule))
+            cleared = set(pruned.part_ids)  # later drops are weighed on what the prune leaves
+            current = [_without(m, cleared, pruned) for m in current]
+            split = blocks(current)
+            continue
+        of_kind = [n for n in range(len(split)) if movable[n] and kinds[n] == rule.kind]
+        if rule.action == "truncate":
+            of_kind = of_kind[: -keep or None]
+        took = False
+        for n in of_kind:
             if freed >= needed:
                 break
             if n not in leaving:
                 leaving.append(n)
                 freed += sum(m.tokens for m in split[n])
-                if label not in stages:
-                    stages.append(label)
-        return freed >= needed
-
-    def calls(n: int) -> set[str]:
-        return {p.name for m in split[n] for p in m.parts if isinstance(p, ToolCallPart)}
-
-    candidates = [n for n in range(len(split)) if movable[n] and not split[n][0].summary]
-    skills = [n for n in candidates if calls(n) & set(SKILL_TOOLS)]
-    assistant = [n for n in candidates if split[n][0].role == "assistant"]
-    user = [n for n in candidates if split[n][0].role == "user"]
-    _ = (
-        take("skill prompts (20)", skills)
-        or take(f"assistant steps beyond the newest {keep} (30)", assistant[: -keep or None])
-        or take(f"user messages beyond the newest {keep} (50)", user[: -keep or None])
-    )
+                took = True
+        if took:
+            stages.append(_stage(rule))
     if not leaving:
         return pruned, None
     removed = tuple(m for n in sorted(leaving) for m in split[n])
-    why = f"selective: dropped {len(removed)} message(s): " + "; ".join(stages)
+    why = f"selective: {'; '.join(stages)}; {len(removed)} message(s) left"
     return pruned, Drop("selective", removed, why[:500])
 
 

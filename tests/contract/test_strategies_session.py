@@ -131,3 +131,41 @@ def test_restore_messages_refuses_an_event_that_took_nothing_out() -> None:
     with pytest.raises(InvalidArgument, match="no event 99"):
         s.restore_messages(99)
     store.close()
+
+
+def test_selective_rules_chosen_by_configure_run_in_their_order_and_the_event_says_so() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="claude", context_window=2_048, output_reserve=0)
+    s.append_system("You are a coding agent.")
+    s.configure(
+        strategy="selective",
+        selective=[
+            {"kind": "tool_results", "action": "never", "priority": 10},
+            {"kind": "user", "action": "truncate", "keep": 1, "priority": 20},
+            {"kind": "assistant", "action": "drop", "priority": 30},
+        ],
+    )
+    users: list[str] = []
+    answers: list[str] = []
+    for n in range(8):
+        users.append(s.append_user(f"Step {n}: go on.").id)
+        answers.append(
+            s.append_assistant(f"Done {n}: " + " ".join(f"item{k}" for k in range(100))).id
+        )
+    check = s.before_llm_call()
+    assert check.acted and not check.over_window
+    assert check.pruned is None  # tool results: never
+    (event,) = check.compactions
+    assert isinstance(event.payload, ContextCompacted)
+    # the 7 older user messages (20) were not enough: then the oldest answers (30), whole
+    assert set(event.payload.replaced_message_ids) == {*users[:7], *answers[:3]}
+    assert event.payload.strategy == "selective"
+    assert event.payload.why == (
+        "selective: user messages beyond the newest 1 dropped (20); assistant steps dropped (30); "
+        "10 message(s) left"
+    )
+    assert s.config.selective_rules()[1].keep == 1
+    with pytest.raises(InvalidArgument):  # one rule per kind; nothing is written
+        s.configure(selective=[{"kind": "user", "action": "drop", "priority": n} for n in (1, 2)])
+    assert store.session(s.id).config == s.config
+    store.close()

@@ -4,18 +4,25 @@ the thinking guard every strategy shares."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
+
+import pytest
 
 from events import (
     CompressionConfig,
     ContextCompacted,
+    InvalidArgument,
     Message,
+    MessagePinned,
     MessagesReverted,
+    Native,
     OutputsPruned,
     ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
+from events._compression import DEFAULT_SELECTIVE, SelectiveRule
 from projections import LiveMessage, context_of, fold_events
 from store._policies import plan_compaction
 from store._strategies import (
@@ -23,8 +30,10 @@ from store._strategies import (
     blocks,
     guard_compaction,
     plan_importance,
+    plan_selective,
     plan_sliding_window,
     plan_strategy,
+    selective_kind,
     thinking_protected,
 )
 from tests.projections.log import Log
@@ -224,7 +233,7 @@ def test_selective_prunes_tool_results_first_and_stops_when_that_is_enough() -> 
         placeholder="[Output pruned at 2026-11-23T09:00:00Z; restore with part id {part_id}]",
         placeholder_tokens=5,
         tokens_freed=140,
-        reason="selective (10): tool results beyond the newest 1 pruned",
+        reason="selective: tool results beyond the newest 1 pruned (10)",
     )
 
 
@@ -241,6 +250,203 @@ def test_selective_then_drops_assistant_steps_then_user_messages_by_priority() -
     assert (drop.tokens_before, drop.tokens_after) == (460, 460 - 30 + 5)
     assert drop.strategy == "selective"
     assert drop.why == (
-        "selective: dropped 5 message(s): assistant steps beyond the newest 1 (30); "
-        "user messages beyond the newest 1 (50)"
+        "selective: tool results beyond the newest 1 pruned (10); assistant steps beyond the "
+        "newest 1 dropped (30); user messages beyond the newest 1 dropped (50); 5 message(s) left"
+    )
+
+
+def rules(*specs: tuple[str, str, int] | tuple[str, str, int, int]) -> list[dict[str, Any]]:
+    """(kind, action, priority[, keep]) as the plain rules `configure(selective=...)` takes."""
+    return [
+        {"kind": spec[0], "action": spec[1], "priority": spec[2]}
+        | ({"keep": spec[3]} if len(spec) > 3 else {})
+        for spec in specs
+    ]
+
+
+def test_selective_runs_custom_rules_in_their_own_priority_order() -> None:
+    config = CompressionConfig(
+        strategy="selective",
+        selective=rules(
+            ("assistant", "drop", 7), ("user", "truncate", 5, 1), ("tool_results", "never", 1)
+        ),
+    )
+    (event,) = plan_strategy(
+        messages_of(session()), config, reason="after_tool", tokens_before=530, needed=20,
+        count=five_tokens, now=NOW,
+    )  # fmt: skip
+    # users first (5): u2 is the newest that may leave, so only u1 (10) goes; then assistant
+    # steps (7), oldest first, until 20 tokens are freed: a1 + t1 (105). Nothing is pruned.
+    text = MARKER.format(count=3, strategy="selective")
+    part = TextPart(id=event.summary.parts[0].id, text=text, tokens=5)
+    assert event == ContextCompacted(
+        summary=Message(id=event.summary.id, role="user", parts=(part,)),
+        first_kept_message_id="a2",
+        replaced_message_ids=("u1", "a1", "t1"),
+        tokens_before=530,
+        tokens_after=530 - 115 + 5,
+        reason="after_tool",
+        summarizer="marker",
+        strategy="selective",
+        why=(
+            "selective: user messages beyond the newest 1 dropped (5); assistant steps "
+            "dropped (7); 3 message(s) left"
+        ),
+    )
+
+
+def test_selective_never_prunes_tool_results_when_their_rule_says_never() -> None:
+    never = [
+        rule.model_copy(update={"action": "never"}) if rule.kind == "tool_results" else rule
+        for rule in DEFAULT_SELECTIVE
+    ]
+    config = CompressionConfig(strategy="selective", selective_keep=1, selective=never)
+    (event,) = plan_strategy(
+        messages_of(session()), config, reason="after_tool", tokens_before=530, needed=200,
+        count=five_tokens, now=NOW,
+    )  # fmt: skip
+    # no prune: a1 + t1 (105) and a2 + t2 (55) go whole (a3 + t3 is the newest step kept),
+    # then u1 (10): 170 tokens, short of 200, so the summary fallback will run after this
+    assert isinstance(event, ContextCompacted)
+    assert event.replaced_message_ids == ("u1", "a1", "t1", "a2", "t2")
+    assert (event.tokens_before, event.tokens_after) == (530, 530 - 170 + 5)
+    assert event.why == (
+        "selective: assistant steps beyond the newest 1 dropped (30); user messages beyond the "
+        "newest 1 dropped (50); 5 message(s) left"
+    )
+
+
+def test_selective_with_no_rule_that_acts_plans_nothing() -> None:
+    config = CompressionConfig(
+        strategy="selective", selective=rules(("tool_results", "never", 10), ("user", "never", 50))
+    )
+    assert plan_selective(
+        messages_of(session()), config, needed=200, now=NOW, count=five_tokens
+    ) == (None, None)
+
+
+def skills_session() -> Log:
+    """sys (10) | listing: an injected skills list (30) | u2 (10) | a1 skill call (5) + t1 (5)
+    | body: the skill's prompt, a meta message (60) | a2 read (5) + t2 (100) | u4 (10) | a3
+    read (5) + t3 (100)."""
+    log = Log()
+    log.text("system", "be brief", 10, "sys")
+    listing = (
+        "<system-reminder>\nThe following skills are available for use with the Skill tool:\n"
+        "\n- pdf: Read and write PDF files\n</system-reminder>"
+    )
+    log.text("user", listing, 30, "listing")
+    log.text("user", "summarize report.pdf", 10, "u2")
+    log.call("c1", 5, "a1", name="skill")
+    log.result("c1", "Launching skill: pdf", 5, "t1", name="skill")
+    body = TextPart(id="body.t", text="Base directory for this skill: /s/pdf\n\n# PDF", tokens=60)
+    meta = Native(api="claude-code", value={"type": "user", "isMeta": True})
+    log.message(Message(id="body", role="user", parts=(body,), native=meta))
+    log.call("c2", 5, "a2")
+    log.result("c2", "x", 100, "t2")
+    log.text("user", "now the totals", 10, "u4")
+    log.call("c3", 5, "a3")
+    log.result("c3", "x", 100, "t3")
+    return log
+
+
+def test_selective_kinds_tell_skill_prompts_and_skill_metadata_from_user_messages() -> None:
+    kinds = [selective_kind(block) for block in blocks(messages_of(skills_session()))]
+    assert kinds == [
+        "system", "skill_metadata", "user", "skill_prompts", "skill_prompts", "assistant",
+        "user", "assistant",
+    ]  # fmt: skip
+    # only what the agent injected is metadata or a skill's prompt: the user's own words are not
+    log = Log()
+    log.text("user", "Which available skills do you have?", 10, "asked")
+    log.text("user", "<skill>\n<name>pdf</name>\n# PDF\n</skill>", 10, "codex")
+    log.text("user", "<skills_instructions>\n- pdf\n</skills_instructions>", 10, "listed")
+    assert [selective_kind(b) for b in blocks(messages_of(log))] == [
+        "user", "skill_prompts", "skill_metadata",
+    ]  # fmt: skip
+
+
+def test_selective_drops_skill_metadata_at_40_after_the_skill_prompts() -> None:
+    config = CompressionConfig(strategy="selective")
+    (event,) = plan_strategy(
+        messages_of(skills_session()), config, reason="before_llm_call", tokens_before=340,
+        needed=90, count=five_tokens, now=NOW,
+    )  # fmt: skip
+    # 10: three results, fewer than 5, nothing pruned; 20: a1 + t1 (10) and body (60);
+    # 30: a2 + t2 is within the newest 5 steps; 40: the listing (30) makes 100 >= 90
+    text = MARKER.format(count=4, strategy="selective")
+    part = TextPart(id=event.summary.parts[0].id, text=text, tokens=5)
+    assert event == ContextCompacted(
+        summary=Message(id=event.summary.id, role="user", parts=(part,)),
+        first_kept_message_id="u2",
+        replaced_message_ids=("listing", "a1", "t1", "body"),
+        tokens_before=340,
+        tokens_after=340 - 100 + 5,
+        reason="before_llm_call",
+        summarizer="marker",
+        strategy="selective",
+        why="selective: skill prompts dropped (20); skill metadata dropped (40); 4 message(s) left",
+    )
+
+
+def test_the_system_prompt_and_pins_stay_whatever_the_rules_say() -> None:
+    log = session()
+    log.add(MessagePinned(message_id="u1"))
+    config = CompressionConfig(
+        strategy="selective",
+        selective=rules(("system", "drop", 1), ("user", "drop", 2), ("assistant", "drop", 3)),
+    )
+    _, drop = plan_selective(messages_of(log), config, needed=10_000, now=NOW, count=five_tokens)
+    assert drop is not None
+    # sys and the pinned u1 stay; u3 starts the thinking loop and a4 + t4 is the newest block
+    assert ids(drop.removed) == ["a1", "t1", "a2", "t2", "u2", "a3", "t3"]
+    assert drop.why == (
+        "selective: user messages dropped (2); assistant steps dropped (3); 7 message(s) left"
+    )
+
+
+def test_the_default_rules_are_the_issues_list() -> None:
+    assert [
+        (r.kind, r.action, r.keep, r.priority) for r in CompressionConfig().selective_rules()
+    ] == [
+        ("tool_results", "truncate", 5, 10),
+        ("skill_prompts", "drop", 5, 20),
+        ("assistant", "truncate", 5, 30),
+        ("skill_metadata", "drop", 5, 40),
+        ("user", "truncate", 5, 50),
+        ("summaries", "never", 5, 80),
+        ("system", "never", 5, 100),
+    ]
+
+
+def test_a_rule_keep_overrides_selective_keep_and_ties_keep_their_order() -> None:
+    config = CompressionConfig(
+        selective_keep=2, selective=rules(("user", "truncate", 5), ("assistant", "drop", 5, 1))
+    )
+    assert [(r.kind, r.keep) for r in config.selective_rules()] == [("user", 2), ("assistant", 1)]
+
+
+@pytest.mark.parametrize(
+    "selective",
+    [
+        rules(("user", "drop", 10), ("user", "never", 20)),
+        rules(("users", "drop", 10)),
+        rules(("user", "shrink", 10)),
+        rules(("user", "truncate", 10, -1)),
+        [{"kind": "user", "action": "drop"}],
+    ],
+    ids=["duplicate-kind", "unknown-kind", "unknown-action", "negative-keep", "no-priority"],
+)
+def test_selective_rules_the_config_refuses(selective: list[dict[str, Any]]) -> None:
+    with pytest.raises(InvalidArgument):
+        CompressionConfig(strategy="selective", selective=selective)
+
+
+def test_a_config_stored_before_the_rules_existed_still_parses_with_the_defaults() -> None:
+    stored = CompressionConfig(strategy="selective", selective_keep=1).model_dump(mode="json")
+    del stored["selective"]  # what an older version wrote
+    config = CompressionConfig.model_validate(stored)
+    assert config.selective == DEFAULT_SELECTIVE
+    assert config.selective_rules()[0] == SelectiveRule(
+        kind="tool_results", action="truncate", keep=1, priority=10
     )
