@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from events._arguments import ArgumentModel
 
@@ -245,6 +245,17 @@ class CompressionConfig(ArgumentModel):
                 raise ValueError(f"one rule per kind: {rule.kind!r} has two")
             seen.add(rule.kind)
         return rules
+
+    @model_validator(mode="after")
+    def _previews_shrink(self) -> CompressionConfig:
+        """A preview is shorter than what it cuts: otherwise a preview could be cut again."""
+        for field in ("arguments", "results"):
+            over, to = getattr(self, f"preview_{field}_over"), getattr(self, f"preview_{field}_to")
+            if to >= over:
+                raise ValueError(
+                    f"preview_{field}_to ({to}) must be less than preview_{field}_over ({over})"
+                )
+        return self
 
     def selective_rules(self) -> tuple[SelectiveRule, ...]:
         """The `selective` rules in the order they run (by priority, a tie in the order

@@ -887,6 +887,7 @@ class Session:
             note = "overflowing; automatic pruning and compaction are off"
             return ContextCheck(point, before, before, None, (), note)
         strategy = strategy_of(config)
+        start = self._fold.seq
         compactions: list[RecordedEvent] = []
         if config.strategy != "incremental":
             dropped = self._strategy_drop(point, before)
@@ -926,7 +927,7 @@ class Session:
         skipped: list[tuple[int, int]] = []
         declined: CompactionProposal | None = None
         note = "pruning was enough" if pruned else "within the window"
-        if now.overflowing and self._resting(config, now):
+        if now.overflowing and self._resting(config, now, start):
             note = "still overflowing: compaction could not shrink it further; cooling down"
         elif now.overflowing:
             note = "still overflowing: nothing left that compaction can shrink; cooling down"
@@ -1040,11 +1041,13 @@ class Session:
         replaced = sum(m.tokens for m in messages)
         return (text, name) if saves_enough(config, replaced, tokens) else None
 
-    def _resting(self, config: CompressionConfig, now: Measure) -> bool:
+    def _resting(self, config: CompressionConfig, now: Measure, start: int) -> bool:
         """Whether compaction failed to get under the limit recently and the context has not
         grown since: trying again would only summarize summaries (or pay for a summary that
-        is not shorter) on every call."""
-        if cooling_down(self._fold, config, now):
+        is not shorter) on every call. A strategy's drop in this very check (after `start`)
+        does not count: the summary is its fallback, for what the drop could not free."""
+        last = self._fold.last_compaction
+        if cooling_down(self._fold, config, now) and (last is None or last[0] <= start):
             return True
         if self._fruitless is None:
             return False

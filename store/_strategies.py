@@ -297,6 +297,9 @@ def _cut(
         if head <= target * 1.25 or chars == 0:
             break
         chars = chars * target // head
+    line = text.rfind("\n", 0, chars) + 1
+    if not arguments and line > chars // 2:
+        chars = line  # end on a whole line when one ends in the head's second half
     shown = count(preview(text, chars, NOTICE, part_id, arguments=arguments))
     if shown >= tokens:
         return None

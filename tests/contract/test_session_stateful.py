@@ -822,5 +822,7 @@ def test_every_strategy_keeps_every_invariant(strategy: dict[str, Any], tmp_path
     name = strategy["strategy"]
     acted = {kind for kind in Machine.seen if kind.endswith(f":{name}")}
     assert acted, f"{name} never acted in any example: the test proves nothing for it"
-    if "preview_results_over" in strategy:
+    if name == "adaptive" and "preview_results_over" in strategy:
+        # (`tool_blocks` on this tiny window mostly has to drop every older block whole, its
+        # previews with them: the previews' invariants are exercised here)
         assert f"PartsPreviewed:{name}" in acted
