@@ -47,6 +47,7 @@ from events import (
     ContextCompacted,
     Message,
     MessageAppended,
+    PartsPreviewed,
     RecordedEvent,
     Strategy,
     TextPart,
@@ -73,7 +74,7 @@ class Source:
 
 @dataclass
 class Sample:
-    """One compaction, measured right after it."""
+    """One compaction (or a strategy's previews), measured right after it."""
 
     seq: int
     reason: str
@@ -81,6 +82,8 @@ class Sample:
     tokens_after: int
     summary_tokens: int
     kept: Kept
+    kind: str = "compaction"
+    """`compaction` (a summary or a drop's marker) or `previews` (`PartsPreviewed`)."""
 
     @property
     def saved(self) -> int:
@@ -104,6 +107,14 @@ class Run:
     chain_ok: bool = False
     seconds: float = 0.0
     strategy: str = "incremental"
+
+    @property
+    def compactions(self) -> int:
+        return sum(s.kind == "compaction" for s in self.samples)
+
+    @property
+    def previews(self) -> int:
+        return sum(s.kind == "previews" for s in self.samples)
 
     @property
     def prune_first(self) -> bool:
@@ -256,16 +267,27 @@ def _check(
     if result.pruned is not None:
         run.prune_seqs.append(result.pruned.seq)
     for event in result.compactions:
-        if isinstance(event.payload, ContextCompacted):  # not a drop without a marker
+        # a drop without a marker is not sampled (it says nothing the model reads)
+        if isinstance(event.payload, ContextCompacted | PartsPreviewed):
             run.samples.append(_sample(store, s, trail, event))
 
 
 def _sample(store: SessionStore, s: Session, trail: ArtifactFold, event: RecordedEvent) -> Sample:
     payload = event.payload
-    assert isinstance(payload, ContextCompacted)
+    assert isinstance(payload, ContextCompacted | PartsPreviewed)
     for new in store.read(s.id, trail.seq + 1, event.seq):
         trail.apply(new)
     live = s.context() if event.seq == s.version else s.context(at=event.seq)
+    if isinstance(payload, PartsPreviewed):
+        return Sample(
+            seq=event.seq,
+            reason=payload.strategy,
+            tokens_before=live.tokens + payload.tokens_freed,
+            tokens_after=live.tokens,
+            summary_tokens=0,
+            kept=kept(trail.trail(), context_text(live.messages)),
+            kind="previews",
+        )
     summary = sum(p.tokens or 0 for p in payload.summary.parts if isinstance(p, TextPart))
     return Sample(
         seq=event.seq,
@@ -315,9 +337,9 @@ def _ratio(kept: int, total: int) -> str:
 
 def table(runs: list[Run]) -> str:
     rows = [
-        "| run | compactions | prunes (first?) | requests kept | modified paths kept | "
+        "| run | compactions | previews | prunes (first?) | requests kept | modified paths kept | "
         "last error kept | median saved | peak/window | over-window calls | restorable |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         saved = [s.saved for s in run.samples]
@@ -325,7 +347,7 @@ def table(runs: list[Run]) -> str:
         restorable = "yes" if not run.not_restorable and run.chain_ok else "NO"
         by = "" if run.strategy == "incremental" else f", {run.strategy}"
         rows.append(
-            f"| {run.session}, {run.window // 1000}k{by} | {len(run.samples)} | "
+            f"| {run.session}, {run.window // 1000}k{by} | {run.compactions} | {run.previews} | "
             f"{len(run.prune_seqs)} ({first}) | {_ratio(*run.total('requests'))} | "
             f"{_ratio(*run.total('paths'))} | {_ratio(*run.errors())} | "
             f"{int(statistics.median(saved)) if saved else 0:,} | "
@@ -339,6 +361,8 @@ def as_json(run: Run) -> dict[str, Any]:
     data = asdict(run)
     data["samples"] = [{**asdict(s), "saved": s.saved} for s in run.samples]
     data["prune_first"] = run.prune_first
+    data["compactions"] = run.compactions
+    data["previews"] = run.previews
     data["totals"] = {
         "requests": run.total("requests"),
         "paths": run.total("paths"),
@@ -368,7 +392,7 @@ def runs(
                 with repeatable(window) as open_store, open_store(url) as store:
                     run = replay(store, source, window, strategy)
                 log(
-                    f"{run.session} at {window:,} ({strategy}): {len(run.samples)} compactions, "
+                    f"{run.session} at {window:,} ({strategy}): {run.compactions} compactions, "
                     f"{run.seconds:.1f} s"
                 )
                 yield run

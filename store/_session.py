@@ -790,7 +790,12 @@ class Session:
         before = [m.id for m in messages[:first] if m.id not in leaving]
         staying = [m.id for m in messages if m.id not in leaving]
         after = before[-1] if before else staying[0]
-        event = MessagesReverted(after_message_id=after, reverted_message_ids=leaving)
+        event = MessagesReverted(
+            after_message_id=after,
+            reverted_message_ids=leaving,
+            strategy="drop_oldest_turns",
+            why=f"the oldest {n} turn(s) left ({len(leaving)} message(s)) instead of a compaction",
+        )
         return self.append_events([event])[0]
 
     @_serialized

@@ -316,7 +316,8 @@ def plan_tool_blocks(
 ) -> tuple[PartsPreviewed | None, Drop | None]:
     """Tool blocks beyond the newest `tool_blocks_keep` leave whole, oldest first; inside the
     blocks that stay, all but the newest `preview_whole` have their long fields cut to
-    previews; when that frees less than `needed`, more of the oldest kept tool blocks leave.
+    previews; when that frees less than `needed`, the newest blocks' fields are cut too (a
+    preview loses less than a drop), and then more of the oldest kept tool blocks leave.
     Blocks the shared guard keeps (system, pinned, the current loop's thinking, the newest
     block) are neither dropped nor cut. (None, None) when nothing changes."""
     split = blocks(messages)
@@ -332,7 +333,13 @@ def plan_tool_blocks(
     }
     freed = sum(m.tokens for n in leaving for m in split[n])
     freed += sum(c.saved for found in cuts.values() for c in found)
-    for n in tool:  # not enough yet: the oldest kept tool blocks leave too
+    for n in sorted(whole):  # not enough: a preview of the newest blocks loses less than a drop
+        if needed is None or freed >= needed:
+            break
+        if movable[n] and n not in leaving:
+            cuts[n] = previews_in(split[n], config, count)
+            freed += sum(c.saved for c in cuts[n])
+    for n in tool:  # still not enough: the oldest kept tool blocks leave too
         if needed is None or freed >= needed:
             break
         if movable[n] and n not in leaving:
@@ -348,6 +355,8 @@ def plan_tool_blocks(
             f"over {config.preview_results_over} to {config.preview_results_to}), the newest "
             f"{config.preview_whole} block(s) whole"
         )
+        if any(cuts.get(n) for n in whole):
+            why = why.replace(" whole", f" too, to free {needed:,} tokens")
         previewed = PartsPreviewed(
             previews={c.part_id: c.preview for c in chosen},
             notice=NOTICE,

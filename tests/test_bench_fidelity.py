@@ -91,3 +91,14 @@ def test_each_strategy_gets_a_row_of_its_own(tmp_path: Path) -> None:
     assert run.not_restorable == [] and run.chain_ok and run.failed_checks == []
     assert "| scripted (6 turns), 16k, sliding_window |" in table([run])
     json.dumps(as_json(run))
+
+
+def test_previews_are_sampled_and_counted_apart_from_compactions(tmp_path: Path) -> None:
+    with SessionStore(f"sqlite:///{tmp_path / 'fidelity.db'}") as store:
+        run = replay(store, scripted(store, turns=12), 16_000, "tool_blocks")
+    assert run.previews > 0, "12 turns of long outputs must be cut to previews in 16k"
+    assert run.compactions + run.previews == len(run.samples)
+    assert all(s.saved > 0 and s.summary_tokens == 0 for s in run.samples if s.kind == "previews")
+    assert run.not_restorable == [] and run.chain_ok and run.failed_checks == []
+    row = next(line for line in table([run]).splitlines() if "tool_blocks |" in line)
+    assert row.split(" | ")[1:3] == [str(run.compactions), str(run.previews)]

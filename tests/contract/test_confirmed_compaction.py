@@ -115,6 +115,15 @@ def test_dropping_the_oldest_turns_is_one_revert_that_replay_undoes(store: Sessi
     assert event is not None and isinstance(event.payload, MessagesReverted)
     assert event.payload.reverted_message_ids == tuple(dropped)
     assert event.payload.after_message_id == before.messages[9].id  # nothing precedes them
+    assert event.payload.strategy == "drop_oldest_turns"
+    row = next(r for r in s.timeline() if r.seq == event.seq)
+    assert row.summary == (
+        "drop_oldest_turns: took 9 message(s) out of the context; the oldest 3 turn(s) left "
+        "(9 message(s)) instead of a compaction"
+    )
+    assert s.restore_messages(event.seq) is not None  # an undo like any strategy's drop
+    assert [m.id for m in s.context().messages] == [m.id for m in before.messages]
+    s.drop_oldest_turns(check.drop_turns)
     assert [m.id for m in s.context().messages] == [m.id for m in before.messages[9:]]
     assert not s.measure().overflowing
     assert s.before_llm_call(confirm=lambda proposal: False).acted is False
