@@ -181,6 +181,9 @@ class AsyncSession:
     async def restore_messages(self, seq: int) -> RecordedEvent | None:
         return await self._run(lambda: self.sync.restore_messages(seq))
 
+    async def undo(self, seq: int) -> RecordedEvent | None:
+        return await self._run(lambda: self.sync.undo(seq))
+
     async def redact(self, part_ids: Iterable[str], *, reason: str) -> RecordedEvent | None:
         return await self._run(lambda: self.sync.redact(part_ids, reason=reason))
 

@@ -38,6 +38,7 @@ from events import (
     OutputsPruned,
     OutputsRestored,
     Part,
+    PartsPreviewed,
     Payload,
     Record,
     RecordAppended,
@@ -560,6 +561,26 @@ class Session:
         if restored is None:
             return None
         return self.append_events([restored])[0]
+
+    @_serialized
+    def undo(self, seq: int) -> RecordedEvent | None:
+        """Undo the context decision at `seq`, whichever strategy made it: a drop or a
+        compaction (its messages come back, as `restore_messages` does), a prune or previews
+        (the parts they cut that are still live show their originals again, as `restore`
+        does; a redacted one stays redacted). Returns the event that undoes it, or `None`
+        when nothing of it is left to undo; `InvalidArgument` for an event that took nothing
+        out."""
+        check.integer("seq", seq, minimum=1)
+        self._catch_up()
+        if seq > self._fold.seq:
+            raise InvalidArgument(f"no event {seq}: the session is at {self._fold.seq}")
+        payload = self._log.read(self.id, seq, seq)[0].payload
+        if not isinstance(payload, OutputsPruned | PartsPreviewed):
+            return self.restore_messages(seq)
+        cut = payload.part_ids if isinstance(payload, OutputsPruned) else tuple(payload.previews)
+        gone = redacted_parts(self._log.recorder, self._lineage())
+        live = [p for p in cut if self._fold.is_restorable(p) and p not in gone]
+        return self.restore(live) if live else None
 
     @_serialized
     def pin(self, message_id: str) -> RecordedEvent | None:

@@ -353,10 +353,25 @@ def compact(
 @cli.command()
 @click.argument("session_id", metavar="ID")
 @click.argument("part_ids", nargs=-1, metavar="[PART]...")
+@click.option(
+    "--undo",
+    "seq",
+    type=click.IntRange(min=1),
+    metavar="SEQ",
+    help="Undo the decision at SEQ instead: a strategy's drop, a compaction, a prune, previews.",
+)
 @json_option
 @pass_cli
-def restore(app: Cli, session_id: str, part_ids: tuple[str, ...], as_json: bool) -> None:
-    """Bring back original outputs of pruned or truncated parts (every pruned one by default)."""
+def restore(
+    app: Cli, session_id: str, part_ids: tuple[str, ...], seq: int | None, as_json: bool
+) -> None:
+    """Bring back original outputs of pruned, truncated or previewed parts (every pruned or
+    previewed one by default), or, with --undo SEQ, whatever the event at SEQ took out."""
+    if seq is not None:
+        if part_ids:
+            raise click.UsageError("name parts or --undo SEQ, not both")
+        _undo(app, session_id, seq, as_json)
+        return
     event = app.store.session(session_id).restore(part_ids or None)
     if as_json:
         restored = list(event.payload.part_ids) if event else []  # type: ignore[attr-defined]
@@ -366,6 +381,16 @@ def restore(app: Cli, session_id: str, part_ids: tuple[str, ...], as_json: bool)
     else:
         count = len(event.payload.part_ids)  # type: ignore[attr-defined]
         click.echo(f"restored {count} outputs at seq {event.seq}")
+
+
+def _undo(app: Cli, session_id: str, seq: int, as_json: bool) -> None:
+    event = app.store.session(session_id).undo(seq)
+    if as_json:
+        app.json({"seq": event.seq if event else None, "type": event.type if event else None})
+    elif event is None:
+        click.echo(f"nothing to undo: what seq {seq} took out is back already")
+    else:
+        click.echo(f"undid seq {seq} with {event.type} at seq {event.seq}")
 
 
 @cli.command()

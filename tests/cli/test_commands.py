@@ -555,3 +555,24 @@ def test_timeline_says_which_strategy_took_messages_out(cli: Cli) -> None:
     assert "sliding_window: compacted" in line
     rows = json.loads(cli("timeline", "s1", "--json").out)
     assert rows[-1]["summary"].startswith("sliding_window: compacted ")
+
+
+def test_restore_undo_takes_back_any_strategys_decision(cli: Cli) -> None:
+    with SessionStore(cli.url) as store:
+        s = store.session("s1")
+        before = [m.id for m in s.context().messages]
+        s.configure(strategy="sliding_window", window_messages=2, trigger_ratio=0.01)
+        (drop,) = s.before_llm_call().compactions
+        prune = s.prune()
+    assert prune is None or prune.type == "OutputsPruned"
+    undo = cli("restore", "s1", "--undo", str(drop.seq))
+    assert undo.code == 0
+    assert undo.out.startswith(f"undid seq {drop.seq} with MessagesRestored at seq ")
+    with SessionStore(cli.url) as store:
+        assert [m.id for m in store.session("s1").context().messages] == before
+    again = json.loads(cli("restore", "s1", "--undo", str(drop.seq), "--json").out)
+    assert again == {"seq": None, "type": None}
+    both = cli("restore", "s1", "t1", "--undo", str(drop.seq))
+    assert both.code == 2 and "name parts or --undo SEQ, not both" in both.err
+    refused = cli("restore", "s1", "--undo", "1")
+    assert refused.code != 0 and "SessionStarted: it took no messages out" in refused.err

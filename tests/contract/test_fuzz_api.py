@@ -536,6 +536,8 @@ def session_calls(w: World, draw: Draw) -> dict[str, Callable[[], Call]]:
             keep_tokens=draw(maybe(st.integers(0, 5_000))),
         ),
         "drop_oldest_turns": lambda: call(s.drop_oldest_turns, n=draw(either(st.integers(0, 3)))),
+        "restore_messages": lambda: call(s.restore_messages, seq=draw(either(w.seqs()))),
+        "undo": lambda: call(s.undo, seq=draw(either(w.seqs()))),
         "before_llm_call": lambda: call(
             s.before_llm_call,
             summarizer=draw(maybe(summarizers)),

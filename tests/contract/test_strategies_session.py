@@ -202,3 +202,40 @@ def test_selective_rules_chosen_by_configure_run_in_their_order_and_the_event_sa
         s.configure(selective=[{"kind": "user", "action": "drop", "priority": n} for n in (1, 2)])
     assert store.session(s.id).config == s.config
     store.close()
+
+
+def test_undo_takes_back_previews_prunes_and_drops_alike() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="claude", context_window=8_192)
+    s.configure(strategy="tool_blocks", tool_blocks_keep=4, preview_whole=1)
+    for n in range(6):
+        s.append_user(f"Step {n}: fix test_{n}.")
+        s.before_llm_call()
+        content = "x = 1\n" * 300
+        s.append_assistant(
+            tool_calls=[
+                ToolCall(id=f"c{n}", name="write", input={"path": "t.py", "content": content})
+            ]
+        )
+        s.append_tool_result(f"c{n}", "".join(f"{n}.{k} ok\n" for k in range(300)))
+        s.after_tool_result()
+    s.append_user("Now the docs.")
+    check = s.before_llm_call()  # the last tool block is old now: cut to previews
+    events = store.read(s.id)
+    newest = next(e for e in check.compactions if isinstance(e.payload, PartsPreviewed))
+    assert isinstance(newest.payload, PartsPreviewed)
+    cut = set(newest.payload.previews)
+    undo = s.undo(newest.seq)
+    assert undo is not None and undo.type == "OutputsRestored"
+    assert set(undo.payload.part_ids) == cut  # type: ignore[attr-defined]
+    shown = {p.id: p for m in s.context().messages for p in m.parts}
+    assert all(
+        shown[p].status == "restored" if isinstance(shown[p], LiveToolResult) else True for p in cut
+    )
+    assert s.undo(newest.seq) is None  # nothing left to undo
+    drop = next(e for e in reversed(events) if isinstance(e.payload, ContextCompacted))
+    assert s.undo(drop.seq) is not None  # the same as restore_messages
+    assert s.undo(drop.seq) is None
+    with pytest.raises(InvalidArgument, match="no event 999"):
+        s.undo(999)
+    store.close()
