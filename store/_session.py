@@ -916,7 +916,18 @@ class Session:
         start = self._fold.seq
         compactions: list[RecordedEvent] = []
         if config.strategy != "incremental":
-            dropped = self._strategy_drop(point, before)
+            with phase(
+                self.id,
+                point,
+                "selective",
+                strategy=strategy,
+                reason=f"overflow at {point} ({strategy})",
+                tokens_before=before.tokens,
+            ) as selecting:
+                dropped = self._strategy_drop(point, before)
+                selecting.tokens_after = measure(self._fold, config).tokens
+                said = [_said(e.payload) for e in dropped]
+                selecting.outcome = _strategy_note(strategy, said) if dropped else "nothing to do"
             early = next((e for e in dropped if isinstance(e.payload, OutputsPruned)), None)
             compactions.extend(e for e in dropped if e is not early)
             if dropped:

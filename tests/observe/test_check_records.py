@@ -137,3 +137,24 @@ def test_each_phase_is_a_span_with_its_tokens(
         "sessionstore.outcome": "compacted in 1 attempt(s)",
     }
     assert dict(spans[0].attributes or {})["sessionstore.tokens_after"] == 3264
+
+
+def test_a_strategys_stage_is_logged_before_its_fallback(
+    store: SessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = crowded_session(store)
+    s.configure(strategy="sliding_window", window_messages=6)
+    with caplog.at_level(logging.DEBUG, logger="sessionstore.checks"):
+        check = s.before_llm_call()
+    records = [r for r in caplog.records if r.name == "sessionstore.checks"]
+    assert [(r.levelname, r.sessionstore["phase"]) for r in records][:2] == [  # type: ignore[attr-defined]
+        ("DEBUG", "selective"),
+        ("INFO", "selective"),
+    ]
+    done = records[1].sessionstore  # type: ignore[attr-defined]
+    drop = check.compactions[0].payload
+    assert done["strategy"] == "sliding_window"
+    assert done["reason"] == "overflow at before_llm_call (sliding_window)"
+    assert done["tokens_before"] == check.before.tokens
+    assert done["tokens_after"] == drop.tokens_after  # type: ignore[attr-defined]
+    assert done["outcome"] == f"sliding_window: {drop.why}"  # type: ignore[attr-defined]
