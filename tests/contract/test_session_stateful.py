@@ -438,7 +438,7 @@ class SessionMachine(RuleBasedStateMachine):
                 getattr(self.s, point)()
         for event in self.store.read(self.s.id, from_seq=version + 1):
             payload = event.payload
-            self.seen.add(f"{payload.type}:{getattr(payload, 'strategy', '')}")
+            self.seen.add(f"{event.type}:{getattr(payload, 'strategy', '')}")
             if isinstance(payload, OutputsPruned):
                 self.placeholders.update(
                     {i: payload.placeholder.replace("{part_id}", i) for i in payload.part_ids}
@@ -616,9 +616,9 @@ class SessionMachine(RuleBasedStateMachine):
                 assert part.status == "pruned" and part.compacted_at is not None
             elif part.id in self.now.previewed:
                 chars, notice = self.previews[part.id]
-                shown = self.truncated.get(part.id, self.originals[part.id])
-                expected = preview(shown, chars, notice, part.id, arguments=False)
-                assert (part.output, part.status) == (expected, "previewed")
+                seen = self.truncated.get(part.id, self.originals[part.id])
+                cut = preview(seen, chars, notice, part.id, arguments=False)
+                assert (part.output, part.status) == (cut, "previewed")
             elif part.id in self.truncated and part.id not in self.now.restored:
                 assert (part.output, part.status) == (self.truncated[part.id], "truncated")
             else:

@@ -278,6 +278,7 @@ def test_selective_runs_custom_rules_in_their_own_priority_order() -> None:
     # users first (5): u2 is the newest that may leave, so only u1 (10) goes; then assistant
     # steps (7), oldest first, until 20 tokens are freed: a1 + t1 (105). Nothing is pruned.
     text = MARKER.format(count=3, strategy="selective")
+    assert isinstance(event, ContextCompacted)
     part = TextPart(id=event.summary.parts[0].id, text=text, tokens=5)
     assert event == ContextCompacted(
         summary=Message(id=event.summary.id, role="user", parts=(part,)),
@@ -375,6 +376,7 @@ def test_selective_drops_skill_metadata_at_40_after_the_skill_prompts() -> None:
     # 10: three results, fewer than 5, nothing pruned; 20: a1 + t1 (10) and body (60);
     # 30: a2 + t2 is within the newest 5 steps; 40: the listing (30) makes 100 >= 90
     text = MARKER.format(count=4, strategy="selective")
+    assert isinstance(event, ContextCompacted)
     part = TextPart(id=event.summary.parts[0].id, text=text, tokens=5)
     assert event == ContextCompacted(
         summary=Message(id=event.summary.id, role="user", parts=(part,)),
