@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import JsonValue
 
@@ -210,11 +210,14 @@ class ContextFold:
         return change
 
     def _redact(self, part_ids: frozenset[str], placeholder: str) -> None:
-        """The parts' content becomes the placeholder. Counted sizes stay; a part stored
-        without a count is estimated from what it shows now, as a replay (which reads the
-        placeholder from the start) estimates it."""
+        """The parts' content becomes the placeholder. Counted sizes stay (a previewed part
+        keeps its preview's count and shows the placeholder alone: no notice offers an
+        original that is gone); a part stored without a count is estimated from what it
+        shows now, as a replay (which reads the placeholder from the start) estimates it."""
         for part_id in part_ids:
-            self._previewed.pop(part_id, None)  # a preview of deleted content shows nothing
+            cut = self._previewed.get(part_id)
+            if cut is not None:  # shown as the placeholder, no notice, counted as it was
+                self._previewed[part_id] = PreviewMark(len(placeholder), cut.tokens, "")
         for entry in self._entries.values():
             message = redacted(entry.message, part_ids, placeholder)
             if message is entry.message:
@@ -269,6 +272,7 @@ class ContextFold:
             elif isinstance(part, ToolCallPart):
                 self._call_owner.pop(part.id, None)
                 self._previewed.pop(part.id, None)
+                self._restored.pop(part.id, None)
                 if self._calls.get(part.call_id) is part:
                     del self._calls[part.call_id]
             elif isinstance(part, ReasoningPart | TextPart):
@@ -304,9 +308,7 @@ class ContextFold:
             if not self.is_restorable(part_id):
                 continue  # already shown in full: nothing to restore
             self._pruned.pop(part_id, None)
-            if self._previewed.pop(part_id, None) is not None and part_id in self._call_owner:
-                restored.append(part_id)  # a call's arguments: whole again, counted as stored
-                continue
+            self._previewed.pop(part_id, None)
             self._restored[part_id] = counted.get(part_id)
             restored.append(part_id)
         self._recount_parts(restored)
@@ -404,12 +406,10 @@ class ContextFold:
             counted = self._restored[part.id]
             return counted if counted is not None else original_text_tokens(part)
         cut = self._previewed.get(part.id)
+        if isinstance(part, ToolCallPart) and cut is not None:
+            return cut.tokens
         if not isinstance(part, ToolResultPart):
-            return (
-                cut.tokens
-                if cut is not None and isinstance(part, ToolCallPart)
-                else (stored_tokens(part))
-            )
+            return stored_tokens(part)
         mark = self._pruned.get(part.id)
         if mark is not None:
             return mark.tokens
@@ -548,8 +548,23 @@ class ContextFold:
             pinned=message.id in self.pinned,
             summary=entry.summary,
             native=message.native,
+            call_status=self._call_status(message, restore_pruned),
             reasoning_cleared=cleared,
         )
+
+    def _call_status(
+        self, message: Message, restore_pruned: bool
+    ) -> dict[str, Literal["previewed", "restored"]]:
+        """How the message's tool calls are shown, when not as recorded (`LiveMessage`)."""
+        status: dict[str, Literal["previewed", "restored"]] = {}
+        for part in message.parts:
+            if not isinstance(part, ToolCallPart):
+                continue
+            if part.id in self._previewed:
+                status[part.id] = "restored" if restore_pruned else "previewed"
+            elif part.id in self._restored:
+                status[part.id] = "restored"
+        return status
 
     def _live_text(self, part: TextPart, restore_pruned: bool) -> TextPart:
         """A truncated text part as the model is shown it: `text` is the truncated view (its

@@ -80,6 +80,12 @@ class LiveMessage(FrozenModel):
     summary: bool = False
     native: Native | None = Field(default=None, exclude_if=lambda value: value is None)
     """The provider's envelope the message was recorded with (see `events.Native`)."""
+    call_status: dict[str, Literal["previewed", "restored"]] = Field(
+        default_factory=dict, exclude_if=lambda value: not value
+    )
+    """How its tool calls are shown when not as recorded, by part id: cut to a preview, or
+    restored whole after one (a tool result says so by its own `status`). No strategy cuts
+    either again: a preview is cut already, and a restore is the user's word."""
     reasoning_cleared: bool = Field(default=False, exclude_if=lambda value: not value)
     """Whether reasoning of this message was cleared (an older turn's thinking, by a prune):
     it is left out of `parts`, and renders send the rest without ties to it (a Responses

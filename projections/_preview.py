@@ -18,8 +18,11 @@ NOTICE = (
 
 
 def preview(text: str, chars: int, notice: str, part_id: str, *, arguments: bool) -> str:
-    """What the model is shown of `text` cut to its first `chars` characters."""
+    """What the model is shown of `text` cut to its first `chars` characters, then `notice`
+    (none when it is empty: a redacted part's placeholder is shown alone)."""
     head = text[:chars]
+    if not notice:
+        return json.dumps({"_preview": head}, ensure_ascii=False) if arguments else head
     note = notice.replace("{part_id}", part_id).replace("{omitted}", f"{len(text) - len(head):,}")
     if arguments:
         return json.dumps({"_preview": head, "_note": note}, ensure_ascii=False)

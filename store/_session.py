@@ -567,15 +567,21 @@ class Session:
         """Undo the context decision at `seq`, whichever strategy made it: a drop or a
         compaction (its messages come back, as `restore_messages` does), a prune or previews
         (the parts they cut that are still live show their originals again, as `restore`
-        does; a redacted one stays redacted). Returns the event that undoes it, or `None`
-        when nothing of it is left to undo; `InvalidArgument` for an event that took nothing
-        out."""
+        does; a redacted one stays redacted, and a part pruned since comes back too).
+        Returns the event that undoes it, or `None` when nothing of it is left to undo;
+        `InvalidArgument` for an event that took nothing out. `seq` is this session's own: a
+        fork undoes its parent's decisions with `restore`, or in the parent."""
         check.integer("seq", seq, minimum=1)
         self._catch_up()
         if seq > self._fold.seq:
             raise InvalidArgument(f"no event {seq}: the session is at {self._fold.seq}")
         payload = self._log.read(self.id, seq, seq)[0].payload
         if not isinstance(payload, OutputsPruned | PartsPreviewed):
+            if not isinstance(payload, ContextCompacted | MessagesReverted):
+                raise InvalidArgument(
+                    f"event {seq} ({type(payload).__name__}) took nothing out of the context: "
+                    "there is nothing to undo"
+                )
             return self.restore_messages(seq)
         cut = payload.part_ids if isinstance(payload, OutputsPruned) else tuple(payload.previews)
         gone = redacted_parts(self._log.recorder, self._lineage())

@@ -29,6 +29,7 @@ loop whose latest thinking is missing).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -261,7 +262,8 @@ def previews_in(
     for message in block:
         reasoning = any(isinstance(p, ReasoningPart) for p in message.parts)
         for part in message.parts:
-            if isinstance(part, ToolCallPart) and not reasoning and not _custom(part):
+            whole = reasoning or part.id in message.call_status
+            if isinstance(part, ToolCallPart) and not whole and not _custom(part):
                 tokens = stored_tokens(part)
                 if tokens > config.preview_arguments_over:
                     target = config.preview_arguments_to
@@ -323,8 +325,8 @@ def plan_tool_blocks(
     split = blocks(messages)
     movable = _movable(messages)
     tool = [n for n in range(len(split)) if is_tool_block(split[n])]
-    beyond = tool[: max(len(tool) - config.tool_blocks_keep, 0)]
-    leaving = [n for n in beyond if movable[n]]
+    beyond = [n for n in tool[: max(len(tool) - config.tool_blocks_keep, 0)] if movable[n]]
+    leaving = list(beyond)
     whole = set(tool[len(tool) - config.preview_whole :]) if config.preview_whole else set()
     cuts = {
         n: previews_in(split[n], config, count)
@@ -345,38 +347,64 @@ def plan_tool_blocks(
         if movable[n] and n not in leaving:
             leaving.append(n)
             freed += sum(m.tokens for m in split[n]) - sum(c.saved for c in cuts.pop(n, []))
-    chosen = [c for n in sorted(cuts) for c in cuts[n]]
-    previewed = None
-    if chosen:
-        saved = sum(c.saved for c in chosen)
-        why = (
-            f"cut {len(chosen)} long field(s) of older tool blocks to previews (arguments over "
-            f"{config.preview_arguments_over} tokens to {config.preview_arguments_to}, results "
-            f"over {config.preview_results_over} to {config.preview_results_to}), the newest "
-            f"{config.preview_whole} block(s) whole"
-        )
-        if any(cuts.get(n) for n in whole):
-            why = why.replace(" whole", f" too, to free {needed:,} tokens")
-        previewed = PartsPreviewed(
-            previews={c.part_id: c.preview for c in chosen},
-            notice=NOTICE,
-            tokens_freed=saved,
-            strategy=strategy,
-            why=why,
-        )
+    cuts = {n: found for n, found in cuts.items() if found}
+    previewed = _previews_event(cuts, whole, config, needed=needed, strategy=strategy)
     removed = tuple(m for n in sorted(leaving) for m in split[n])
     if not removed:
         return previewed, None
-    dropped = len(leaving)
-    why = f"kept the newest {config.tool_blocks_keep} tool block(s); {dropped} left whole"
-    if needed is not None:
-        why += f" (needed {needed:,} tokens)"
-    return previewed, Drop(strategy, removed, why)
+    said = []
+    if beyond:
+        said.append(
+            f"{len(beyond)} tool block(s) beyond the newest {config.tool_blocks_keep} dropped whole"
+        )
+    if len(leaving) > len(beyond):
+        saved = previewed.tokens_freed if previewed is not None else 0
+        said.append(
+            f"{len(leaving) - len(beyond)} more dropped whole to free {needed or 0:,} tokens "
+            f"(previews freed {saved:,})"
+        )
+    return previewed, Drop(strategy, removed, "; ".join(said))
 
 
-def is_key(block: Sequence[LiveMessage]) -> str | None:
+def _previews_event(
+    cuts: dict[int, list[Cut]],
+    whole: set[int],
+    config: CompressionConfig,
+    *,
+    needed: int | None,
+    strategy: str,
+) -> PartsPreviewed | None:
+    """The `PartsPreviewed` of the cuts by block, saying what was cut and where the newest
+    blocks stood; `None` when nothing is cut."""
+    chosen = [c for n in sorted(cuts) for c in cuts[n]]
+    if not chosen:
+        return None
+    why = (
+        f"arguments over {config.preview_arguments_over} tokens cut to "
+        f"{config.preview_arguments_to}, results over {config.preview_results_over} to "
+        f"{config.preview_results_to}, in {len(cuts)} block(s); "
+    )
+    opened = len(whole & cuts.keys())
+    if opened:
+        why += (
+            f"{opened} of the newest {config.preview_whole} block(s) cut too, to free "
+            f"{needed or 0:,} tokens"
+        )
+    else:
+        why += f"the newest {config.preview_whole} block(s) left whole"
+    return PartsPreviewed(
+        previews={c.part_id: c.preview for c in chosen},
+        notice=NOTICE,
+        tokens_freed=sum(c.saved for c in chosen),
+        strategy=strategy,
+        why=why,
+    )
+
+
+def key_of(block: Sequence[LiveMessage]) -> str | None:
     """What makes a block a key event, or `None`: a user request, an error, a file change, a
-    decision or preference ("always", "never", "instead"... as the summary reads them)."""
+    decision or preference ("always", "never", "instead"... as the summary reads them), or a
+    summary (which a later summary takes in, `with_earlier`)."""
     first = block[0]
     if first.summary:
         return "summary"
@@ -399,10 +427,10 @@ def is_key(block: Sequence[LiveMessage]) -> str | None:
 def plan_key_events(
     messages: Sequence[LiveMessage], config: CompressionConfig, *, needed: int | None
 ) -> Drop | None:
-    """The movable blocks that carry no key event (`is_key`) leave, oldest first, until
+    """The movable blocks that carry no key event (`key_of`) leave, oldest first, until
     `needed` tokens are freed; the session summarizes them where they were (`drop_event`
     with a summary). `None` when nothing is needed or every movable block is key."""
-    del config  # what is key is fixed in this edition (see `is_key`)
+    del config  # what is key is fixed in this edition (see `key_of`)
     if needed is None or needed <= 0:
         return None
     split = blocks(messages)
@@ -411,7 +439,7 @@ def plan_key_events(
     freed = 0
     kept: dict[str, int] = {}
     for n in range(len(split)):
-        key = is_key(split[n]) if movable[n] else None
+        key = key_of(split[n]) if movable[n] else None
         if key is not None:
             kept[key] = kept.get(key, 0) + 1
         elif movable[n] and freed < needed:
@@ -426,6 +454,41 @@ def plan_key_events(
         f"to free {needed:,} tokens; kept the key blocks ({what})"
     )
     return Drop("key_events", removed, why)
+
+
+MARKER_COUNT = re.compile(r"^\[([\d,]+) earlier message\(s\) left the context \(")
+
+
+def marker_count(message: LiveMessage) -> int | None:
+    """How many messages a strategy's marker (`MARKER`) stands for; `None` when `message` is
+    not one."""
+    text = message.parts[0] if message.summary and len(message.parts) == 1 else None
+    found = MARKER_COUNT.match(text.text) if isinstance(text, TextPart) else None
+    return int(found.group(1).replace(",", "")) if found else None
+
+
+def with_earlier(drop: Drop, messages: Sequence[LiveMessage], *, summaries: bool) -> Drop:
+    """`drop` with the movable markers (with `summaries`, every movable summary) that come
+    before its last block: they fold into its new marker or summary instead of piling up, one
+    per decision, where no strategy would ever take them out."""
+    split = blocks(messages)
+    movable = _movable(messages)
+    gone = {m.id for m in drop.removed}
+    last = max(n for n, block in enumerate(split) if any(m.id in gone for m in block))
+    earlier = [
+        n
+        for n in range(last)
+        if movable[n]
+        and not any(m.id in gone for m in split[n])
+        and (split[n][0].summary if summaries else marker_count(split[n][0]) is not None)
+    ]
+    if not earlier:
+        return drop
+    taken = {m.id: m for n in earlier for m in split[n]} | {m.id: m for m in drop.removed}
+    noun = "summary" if summaries else "marker"
+    why = f"{drop.why}; {len(earlier)} earlier {noun}(s) folded in"
+    removed = tuple(taken[m.id] for m in messages if m.id in taken)
+    return Drop(drop.strategy, removed, why[:500])
 
 
 SKILL_TOOLS = ("skill",)
@@ -603,7 +666,8 @@ def drop_event(
             why=drop.why,
         )
     if summary is None:
-        text = MARKER.format(count=len(drop.removed), strategy=drop.strategy.replace("_", " "))
+        stood_for = sum(marker_count(m) or 1 for m in drop.removed)
+        text = MARKER.format(count=f"{stood_for:,}", strategy=drop.strategy.replace("_", " "))
         summary = (text, "marker")
     text, summarizer = summary
     tokens = count(text)
@@ -656,8 +720,6 @@ def plan_strategy(
         first, drop = plan_tool_blocks(messages, config, needed=needed, count=count)
     elif config.strategy == "key_events":
         drop = plan_key_events(messages, config, needed=needed)
-        if drop is not None and summarize is not None:
-            summary = summarize(drop.removed)
     elif config.strategy == "adaptive":
         first, drop = _adaptive(messages, config, needed=needed, count=count, pressure=pressure)
     else:
@@ -665,22 +727,24 @@ def plan_strategy(
     events: tuple[Payload, ...] = () if first is None else (first,)
     if drop is None:
         return events
+    key_events = config.strategy == "key_events"
+    drop = with_earlier(drop, messages, summaries=key_events)
+    if key_events and summarize is not None:
+        summary = summarize(drop.removed)
     if first is not None:
         tokens_before -= first.tokens_freed
-        if needed is not None:
-            needed -= first.tokens_freed
-    return (
-        *events,
-        drop_event(
-            drop,
-            messages,
-            config,
-            reason=reason,
-            tokens_before=tokens_before,
-            count=count,
-            summary=summary,
-        ),
+    event = drop_event(
+        drop,
+        messages,
+        config,
+        reason=reason,
+        tokens_before=tokens_before,
+        count=count,
+        summary=summary,
     )
+    if isinstance(event, ContextCompacted) and event.tokens_after >= event.tokens_before:
+        return events  # a marker as long as what it replaces (a marker for a marker): no gain
+    return (*events, event)
 
 
 def _adaptive(
@@ -695,6 +759,7 @@ def _adaptive(
     blocks cut to previews; the check's incremental prune and summary follow if that is not
     enough); from `adaptive_drop_ratio` of the usable window, the previews and then the
     lowest-scored blocks dropped (`importance`) before any summary."""
+    originals = tuple(messages)
     light = config.model_copy(update={"tool_blocks_keep": len(messages) + 1})
     previewed, _ = plan_tool_blocks(messages, light, needed=None, count=count, strategy="adaptive")
     if previewed is not None:
@@ -712,7 +777,20 @@ def _adaptive(
     if drop is None:
         return previewed, None
     why = f"pressure {pressure:.0%} >= {config.adaptive_drop_ratio:.0%}: {drop.why}"
-    return previewed, Drop("adaptive", drop.removed, why[:500])
+    if previewed is not None:  # no preview of a part that leaves with its block anyway
+        gone = {p.id for m in drop.removed for p in m.parts}
+        kept = {i: c for i, c in previewed.previews.items() if i not in gone}
+        freed = sum(
+            (p.tokens if isinstance(p, LiveToolResult) else stored_tokens(p)) - kept[p.id].tokens
+            for m in originals
+            for p in m.parts
+            if p.id in kept
+        )
+        previewed = (
+            previewed.model_copy(update={"previews": kept, "tokens_freed": freed}) if kept else None
+        )
+    removed = tuple(m for m in originals if m.id in {r.id for r in drop.removed})
+    return previewed, Drop("adaptive", removed, why[:500])
 
 
 def _cut_to_previews(message: LiveMessage, cut: set[str], event: PartsPreviewed) -> LiveMessage:

@@ -386,7 +386,13 @@ def restore(
 def _undo(app: Cli, session_id: str, seq: int, as_json: bool) -> None:
     event = app.store.session(session_id).undo(seq)
     if as_json:
-        app.json({"seq": event.seq if event else None, "type": event.type if event else None})
+        app.json(
+            {
+                "undone": seq,
+                "seq": event.seq if event else None,
+                "type": event.type if event else None,
+            }
+        )
     elif event is None:
         click.echo(f"nothing to undo: what seq {seq} took out is back already")
     else:

@@ -569,8 +569,11 @@ def test_restore_undo_takes_back_any_strategys_decision(cli: Cli) -> None:
     with SessionStore(cli.url) as store:
         assert [m.id for m in store.session("s1").context().messages] == before
     again = json.loads(cli("restore", "s1", "--undo", str(drop.seq), "--json").out)
-    assert again == {"seq": None, "type": None}
+    assert again == {"undone": drop.seq, "seq": None, "type": None}
     both = cli("restore", "s1", "t1", "--undo", str(drop.seq))
     assert both.code == 2 and "name parts or --undo SEQ, not both" in both.err
     refused = cli("restore", "s1", "--undo", "1")
-    assert refused.code != 0 and "SessionStarted: it took no messages out" in refused.err
+    assert (
+        refused.code != 0
+        and "event 1 (SessionStarted) took nothing out of the context" in refused.err
+    )

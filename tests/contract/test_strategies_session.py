@@ -238,3 +238,30 @@ def test_undo_takes_back_previews_prunes_and_drops_alike() -> None:
     with pytest.raises(InvalidArgument, match="no event 999"):
         s.undo(999)
     store.close()
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    ["sliding_window", "importance", "selective", "tool_blocks", "key_events", "adaptive"],
+)
+def test_a_long_run_stays_in_the_window_and_folds_its_markers(strategy: str) -> None:
+    """150 reads of 900 words each in an 8k window: every check gets back under the limit,
+    and each strategy's markers or summaries fold into the next one instead of piling up
+    (where no strategy would ever take them out again)."""
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="claude", context_window=8_192)
+    s.configure(strategy=strategy)
+    s.append_user("Read every module and tell me what it does.")
+    words = " ".join(f"word{k}" for k in range(900))
+    for n in range(150):
+        check = s.before_llm_call()
+        assert not check.over_window, (n, check.note)
+        s.append_assistant(tool_calls=[ToolCall(id=f"c{n}", name="read_file", input={"n": n})])
+        s.append_tool_result(f"c{n}", f"module {n}: {words}")
+        check = s.after_tool_result()
+        assert not check.over_window, (n, check.note)
+        assert check.after.limit is not None and check.after.tokens <= check.after.limit, n
+    summaries = [m for m in s.context().messages if m.summary]
+    assert len(summaries) <= 2, [m.parts[0] for m in summaries]
+    assert store.session(s.id).context() == s.context()
+    store.close()

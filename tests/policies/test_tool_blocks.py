@@ -26,7 +26,7 @@ from projections import ContextFold, LiveMessage, LiveToolResult, context_of, fo
 from projections._preview import NOTICE, preview
 from projections._snapshot import parse_snapshot
 from store._strategies import (
-    is_key,
+    key_of,
     plan_key_events,
     plan_strategy,
     plan_tool_blocks,
@@ -85,7 +85,7 @@ def test_previews_cut_the_long_fields_of_older_kept_blocks() -> None:
     assert previewed is not None and drop is not None
     # four tool blocks: the oldest leaves whole, the newest stays whole, two are cut
     assert [m.id for m in drop.removed] == ["a0", "r0"]
-    assert drop.why == "kept the newest 3 tool block(s); 1 left whole"
+    assert drop.why == "1 tool block(s) beyond the newest 3 dropped whole"
     assert list(previewed.previews) == ["a1.c", "r1.r", "a2.c", "r2.r"]
     # the head's length is the target's share of the text: 1,431 * 50 // 310, and for the
     # output 2,590 * 40 // 648 = 159 back to the end of its line, 158; the notice on top
@@ -94,7 +94,10 @@ def test_previews_cut_the_long_fields_of_older_kept_blocks() -> None:
     assert quarter(preview(ARGUMENTS, 230, NOTICE, "a1.c", arguments=True)) == 95
     assert previewed.tokens_freed == 2 * (310 - 95) + 2 * (648 - 61) == 1_604
     assert previewed.strategy == "tool_blocks"
-    assert previewed.why.startswith("cut 4 long field(s) of older tool blocks to previews")
+    assert previewed.why == (
+        "arguments over 300 tokens cut to 50, results over 500 to 40, in 2 block(s); the newest "
+        "1 block(s) left whole"
+    )
 
 
 def test_previews_alone_when_they_free_enough() -> None:
@@ -112,7 +115,10 @@ def test_more_blocks_leave_when_previews_do_not_free_enough() -> None:
     assert drop is not None and [m.id for m in drop.removed] == ["a0", "r0", "a1", "r1"]
     assert previewed is not None and list(previewed.previews) == ["a2.c", "r2.r"]
     assert previewed.tokens_freed == 802
-    assert drop.why.endswith("2 left whole (needed 2,700 tokens)")
+    assert drop.why == (
+        "1 tool block(s) beyond the newest 3 dropped whole; 1 more dropped whole to free 2,700 "
+        "tokens (previews freed 802)"
+    )
 
 
 def test_the_event_order_counts_the_previews_before_the_drop() -> None:
@@ -190,19 +196,27 @@ def test_a_pruned_or_previewed_part_is_not_previewed_again() -> None:
     assert change.previewed == ()
 
 
-def test_a_redaction_ends_the_preview_of_what_it_deletes() -> None:
+def test_a_redaction_shows_the_placeholder_alone_and_keeps_the_previews_count() -> None:
     log = tool_session()
     log.add(
         PartsPreviewed(
-            previews={"r1.r": Preview(chars=30, tokens=20)}, notice=NOTICE, tokens_freed=1
+            previews={"r1.r": Preview(chars=30, tokens=20), "a1.c": Preview(chars=9, tokens=15)},
+            notice=NOTICE,
+            tokens_freed=1,
         )
     )
-    log.add(ContentRedacted(part_ids=("r1.r",), digests=("0" * 64,), reason="secret"))
+    before = fold_events(log.events).tokens
+    log.add(ContentRedacted(part_ids=("r1.r", "a1.c"), digests=("0" * 64,), reason="secret"))
     fold = fold_events(log.events)
-    result = next(p for m in context_of(fold).messages for p in m.parts if p.id == "r1.r")
-    assert isinstance(result, LiveToolResult)
-    assert result.output == "[redacted: secret]" and result.status == "original"
-    assert fold.previewed_part_ids() == []
+    shown = {p.id: p for m in context_of(fold).messages for p in m.parts}
+    result, call = shown["r1.r"], shown["a1.c"]
+    assert isinstance(result, LiveToolResult) and isinstance(call, ToolCallPart)
+    # no notice offers an original that is gone, and nothing of the original is left
+    assert (result.output, result.status, result.tokens) == ("[redacted: secret]", "previewed", 20)
+    assert json.loads(call.arguments) == {"_preview": "[redacted: secret]"}
+    assert fold.tokens == before  # a redaction changes what is shown, not the count
+    # a restore-all leaves what is redacted alone (the session refuses to name it)
+    assert sorted(fold.previewed_part_ids()) == ["a1.c", "r1.r"]
 
 
 def test_snapshots_keep_the_previews() -> None:
@@ -267,7 +281,7 @@ def key_session() -> Log:
 def test_key_events_are_requests_errors_file_changes_and_decisions() -> None:
     from store._strategies import blocks
 
-    kinds = {block[0].id: is_key(block) for block in blocks(messages_of(key_session()))}
+    kinds = {block[0].id: key_of(block) for block in blocks(messages_of(key_session()))}
     assert kinds == {
         "sys": None,
         "u0": "request",
@@ -330,3 +344,24 @@ def test_key_events_put_the_summary_where_the_first_block_left() -> None:
         "r5",
         "a6",
     ]
+
+
+def test_a_call_previewed_or_restored_after_a_preview_is_never_cut_again() -> None:
+    log = tool_session()
+    log.add(
+        PartsPreviewed(
+            previews={"a1.c": Preview(chars=9, tokens=15)}, notice=NOTICE, tokens_freed=295
+        )
+    )
+    cut = [m for m in messages_of(log) if m.id in ("a1", "r1")]
+    assert cut[0].call_status == {
+        "a1.c": "previewed"
+    }  # a preview over 300 tokens: still not cut again
+    assert [c.part_id for c in previews_in(cut, SMALL, quarter)] == ["r1.r"]
+    log.add(OutputsRestored(part_ids=("a1.c",)))
+    messages = messages_of(log)
+    a1 = next(m for m in messages if m.id == "a1")
+    assert a1.call_status == {"a1.c": "restored"}
+    block = [m for m in messages if m.id in ("a1", "r1")]
+    assert [c.part_id for c in previews_in(block, SMALL, quarter)] == ["r1.r"]
+    assert "call_status" not in messages[1].model_dump()  # absent when shown as recorded
