@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from events._arguments import ArgumentModel
 
@@ -246,16 +246,15 @@ class CompressionConfig(ArgumentModel):
             seen.add(rule.kind)
         return rules
 
-    @model_validator(mode="after")
-    def _previews_shrink(self) -> CompressionConfig:
+    @field_validator("preview_arguments_to", "preview_results_to")
+    @classmethod
+    def _previews_shrink(cls, to: int, info: ValidationInfo) -> int:
         """A preview is shorter than what it cuts: otherwise a preview could be cut again."""
-        for field in ("arguments", "results"):
-            over, to = getattr(self, f"preview_{field}_over"), getattr(self, f"preview_{field}_to")
-            if to >= over:
-                raise ValueError(
-                    f"preview_{field}_to ({to}) must be less than preview_{field}_over ({over})"
-                )
-        return self
+        over_field = str(info.field_name).replace("_to", "_over")
+        over = info.data.get(over_field)
+        if isinstance(over, int) and to >= over:
+            raise ValueError(f"must be less than {over_field} ({over}), got {to}")
+        return to
 
     def selective_rules(self) -> tuple[SelectiveRule, ...]:
         """The `selective` rules in the order they run (by priority, a tie in the order
