@@ -394,7 +394,9 @@ def _undo(app: Cli, session_id: str, seq: int, as_json: bool) -> None:
             }
         )
     elif event is None:
-        click.echo(f"nothing to undo: what seq {seq} took out is back already")
+        click.echo(
+            f"nothing to undo at seq {seq}: what it took out is back, or has left the context since"
+        )
     else:
         click.echo(f"undid seq {seq} with {event.type} at seq {event.seq}")
 
