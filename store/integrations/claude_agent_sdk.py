@@ -52,7 +52,9 @@ import asyncio
 import hashlib
 import itertools
 import json
+import random
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -112,8 +114,10 @@ SUMMARY = "claude-agent-sdk.summary"
 DELETED = "claude-agent-sdk: delete"
 """The reason of the `SessionCleared` that `delete` writes."""
 DEFAULT_CONTEXT_WINDOW = 200_000
-ATTEMPTS = 8
-"""Appends a lost race is retried (each reads what the other writer appended first)."""
+ATTEMPTS = 40
+"""Appends a lost race is retried (each reads what the other writer appended first). Each
+retry waits a random while, growing to 50 ms: two writers that retry at once lose to each other
+again, and on a loaded machine eight prompt retries were not always enough."""
 _CONVERSATION = ("user", "assistant")
 
 
@@ -204,6 +208,7 @@ class ClaudeSessionStore(ClaudeStoreProtocol):
                     # another writer got there first: read what it wrote, and try again
                     if attempt == ATTEMPTS - 1:
                         raise
+                    time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
 
     def load_sync(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         try:
