@@ -931,17 +931,15 @@ class Session:
                 tokens_before=before.tokens,
             ) as selecting:
                 dropped = self._strategy_drop(point, before)
-                selecting.tokens_after = measure(self._fold, config).tokens
-                said = [_said(e.payload) for e in dropped]
-                selecting.outcome = _strategy_note(strategy, said) if dropped else "nothing to do"
+                before_incremental = measure(self._fold, config)
+                note = _strategy_note(strategy, [_said(e.payload) for e in dropped])
+                selecting.tokens_after = before_incremental.tokens
+                selecting.outcome = note if dropped else "nothing to do"
             early = next((e for e in dropped if isinstance(e.payload, OutputsPruned)), None)
             compactions.extend(e for e in dropped if e is not early)
-            if dropped:
-                now = measure(self._fold, config)
-                if not now.overflowing:
-                    note = _strategy_note(config.strategy, [_said(e.payload) for e in dropped])
-                    return ContextCheck(point, before, now, early, tuple(compactions), note)
-            before_incremental = measure(self._fold, config)
+            if dropped and not before_incremental.overflowing:
+                now = before_incremental
+                return ContextCheck(point, before, now, early, tuple(compactions), note)
         else:
             before_incremental = before
         # incremental (and the fallback of every other strategy): prune, then summarize
