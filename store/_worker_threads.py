@@ -30,12 +30,13 @@ from store._summarize import CallerLoop
 
 _R = TypeVar("_R")
 
-WORKER_THREADS = 16
+WORKER_THREADS = 6
 """Threads per store. A call waiting (on the database, a commit, an async summary) does not
-hold the GIL, but a summary holds its thread as long as it takes: 16 summaries at once leave
-the store's other calls queued behind them. Threads running Python at once contend with the
-event loop for the GIL: in tests/async's lag test (20 appending tasks), the worst tick was
-6-13 ms with 6 threads and 8-31 ms with 16, on this machine while busy."""
+hold the GIL, but a summary holds its thread as long as it takes: 6 summaries at once leave
+the store's other calls queued behind them. More threads mean more contention with the event
+loop, for the GIL and, with PostgreSQL on the same machine, for the cores its backends run
+on: in tests/async's lag test (20 appending tasks), the worst tick on PostgreSQL was 17-77 ms
+with 16 threads and 8-23 ms with 6 (four runs each, this 2-core machine, server local)."""
 
 
 class Workers:
