@@ -9,20 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from store import Session, SessionStore, ToolCall
+from store import SessionStore
 from store._observe import strategy_of
-
-
-def crowded_session(store: SessionStore) -> Session:
-    """Eight turns of long user text (which no prune can clear) in a 3,000-token window."""
-    s = store.create_session(model="m", context_window=3_000, output_reserve=0)
-    s.configure(protect_tokens=200, minimum_prune=100, keep_recent_tokens=0, safety_margin=0)
-    s.configure(user_message_ratio=1.0)
-    for turn in range(8):
-        s.append_user(f"turn {turn}: " + "please " * 400)
-        s.append_assistant(tool_calls=[ToolCall(id=f"c{turn}", name="bash", input={})])
-        s.append_tool_result(f"c{turn}", output="ok")
-    return s
+from tests.contract.test_confirmed_compaction import crowded_session
 
 
 @pytest.fixture
