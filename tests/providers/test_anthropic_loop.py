@@ -162,8 +162,8 @@ def test_the_server_refuses_what_anthropic_refuses() -> None:
 def test_readme_anthropic_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's "Agent loop with Anthropic" example, as written, against the fake server
-    (the client reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`)."""
+    """The "Agent loop with Anthropic" example of docs/providers.md, as written, against the
+    fake server (the client reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`)."""
     server = FakeAnthropic(turns=TURNS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SESSIONSTORE_URL", raising=False)
@@ -173,11 +173,3 @@ def test_readme_anthropic_loop(
         runpy.run_path(str(README_LOOP), run_name="__main__")
     assert (server.accepted, server.refusals) == (TURNS, [])
     assert capsys.readouterr().out.splitlines()[-1] == "The fix is in; all tests pass."
-
-
-def test_the_readme_shows_the_loop_tested_here() -> None:
-    """Once the README has its "Agent loop with Anthropic" section, its code is this file's."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    if "Agent loop with Anthropic" not in readme:
-        pytest.skip("the README has no Anthropic loop section yet")
-    assert README_LOOP.read_text(encoding="utf-8") in readme

@@ -156,7 +156,8 @@ def readme_turns(n: int) -> Turn:
 def test_readme_responses_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's Responses agent loop, exactly as printed, against the fake server."""
+    """The Responses agent loop of docs/providers.md, exactly as printed, against the fake
+    server."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SESSIONSTORE_URL", raising=False)
     (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
