@@ -11,8 +11,9 @@ Bodies are shared by content: when two parts of a session hold the same text, re
 redacts both (the bytes are one), and the event names both, so the live context and a replay
 agree; an undo's restored copy is such a part. Text derived from a redacted one goes with it:
 the compaction summaries written after it (see `SessionContent.derived`); previews and prune
-placeholders hold no content of their own. A purge deletes the session's title too (the
-`sessions` row is retitled in the same transaction). A body another session also holds stays
+placeholders hold no content of their own; the title goes with a redacted text that holds it
+word for word. A purge deletes the session's title and its state's values too (the `sessions`
+row is retitled in the same transaction). A body another session also holds stays
 for that session until it is redacted there.
 """
 
@@ -30,7 +31,7 @@ from events._bodies import (
     header_digests,
     part_digests,
 )
-from store._bodies import redactions
+from store._bodies import bodies_of, redactions
 from store._errors import InvalidArgument
 from store._recorder import Recorder
 
@@ -96,10 +97,11 @@ def plan_redaction(
     part_ids: Iterable[str] | None,
     reason: str,
 ) -> ContentRedacted | None:
-    """The event that redacts `part_ids` (every part of the session and its title when
-    `None`), with every summary derived from them, or `None` when all their content is
-    redacted already. `InvalidArgument` for a part the session's own events do not hold, or
-    one whose content is inline (written before it was a body)."""
+    """The event that redacts `part_ids` (every part of the session, its title and its state
+    when `None`), with every summary derived from them and the title when one of them quotes
+    it, or `None` when all their content is redacted already. `InvalidArgument` for a part
+    the session's own events do not hold, or one whose content is inline (written before it
+    was a body)."""
     content = session_content(recorder, session_id, head)
     parts, envelopes = content.parts, content.envelopes
     gone = redactions(recorder, session_id)
@@ -122,7 +124,10 @@ def plan_redaction(
         named.extend(p for p in content.derived(named) if p not in named and parts[p])
     own = [d for p in named for d in parts[p]]
     envelope = [envelopes[p] for p in named if p in envelopes]
-    titles = content.titles if part_ids is None else []
+    if part_ids is None:
+        titles = content.titles
+    else:
+        titles = quoted_titles(recorder, session_id, content.titles, [*own, *envelope], gone)
     digests = list(dict.fromkeys(d for d in [*own, *envelope, *titles] if d not in gone))
     if not digests:
         return None
@@ -133,6 +138,33 @@ def plan_redaction(
     affected = {p for p, ds in parts.items() if wanted.intersection(ds)} | set(named)
     affected_in_order = [p for p in parts if p in affected]
     return ContentRedacted(part_ids=tuple(affected_in_order), digests=tuple(digests), reason=reason)
+
+
+def quoted_titles(
+    recorder: Recorder,
+    session_id: str,
+    titles: list[str],
+    redacting: list[str],
+    gone: dict[str, str],
+) -> list[str]:
+    """The title bodies among `titles` whose text a body being redacted holds word for word
+    (an imported transcript's title is its summary line, kept as a record; an application's
+    is often the first request's beginning), as itself or as a JSON string in a native
+    block's text: the title goes with it."""
+    wanted = {d for d in titles if d not in gone}
+    if not wanted or not redacting:
+        return []
+    texts = bodies_of(recorder, session_id, wanted | set(redacting))
+    sources = [texts[d] for d in dict.fromkeys(redacting) if d not in gone and d in texts]
+    found = []
+    for digest in wanted:
+        title = texts.get(digest)
+        if not title:
+            continue
+        escaped = json.dumps(title, ensure_ascii=False)[1:-1]  # as canonical JSON writes it
+        if any(title in text or escaped in text for text in sources):
+            found.append(digest)
+    return found
 
 
 def redacted_title(

@@ -275,6 +275,35 @@ def test_purge_removes_an_imported_title_from_the_event_and_the_sessions_row(
     assert found([leak], database_holdings(backend)) == []
 
 
+def test_redacting_the_line_a_title_was_taken_from_redacts_the_title(backend: Backend) -> None:
+    """A Claude Code transcript's title is its `summary` line, which the import keeps as a
+    record: redacting that record's part takes the title with it."""
+    leak = secret("summary-line")
+    with SessionStore(backend.url) as store:
+        s = store.import_session(claude_code_transcript(leak, "fix it"), format="claude-code")
+        [line] = [
+            e.payload.record.parts[0].id  # type: ignore[attr-defined]
+            for e in store.read(s.id)
+            if e.type == "RecordAppended" and e.payload.record.kind == "summary"  # type: ignore[attr-defined]
+        ]
+
+        s.redact([line], reason="leaked")
+
+        assert store.session_info(s.id).title == "[redacted: leaked]"
+        assert s.header.title == "[redacted: leaked]"
+        assert store.session(s.id).header.title == "[redacted: leaked]"
+        assert s.context().messages[0].parts[0].text == "fix it"  # type: ignore[union-attr]
+        assert store.verify(s.id).ok
+    assert found([leak], database_holdings(backend)) == []
+
+
+def test_a_title_no_redacted_text_quotes_stays(store: SessionStore) -> None:
+    s = store.create_session(model="m", title="deploy notes")
+    request = s.append_user(f"the key is {secret('other')}")
+    s.redact([request.parts[0].id], reason="leaked")
+    assert (s.header.title, store.session_info(s.id).title) == ("deploy notes", "deploy notes")
+
+
 def test_a_session_with_only_a_title_is_purged(store: SessionStore) -> None:
     s = store.create_session(model="m", title=secret("bare"))
     event = store.purge(s.id)
