@@ -221,8 +221,11 @@ class ContentRedacted(Payload):
         return redaction_placeholder(self.reason)
 
 
+REDACTED_PREFIX = "[redacted: "
+
+
 def redaction_placeholder(reason: str) -> str:
-    return f"[redacted: {reason}]"
+    return f"{REDACTED_PREFIX}{reason}]"
 
 
 class MetadataChanged(Payload):

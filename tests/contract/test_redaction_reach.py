@@ -36,6 +36,7 @@ from store import InvalidArgument, Session, SessionStore, ToolCall
 from store._append import Encoded, chain
 from store._transfer import insert_links
 from tests.conftest import Backend
+from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 JsonObject = dict[str, Any]
 
@@ -240,6 +241,45 @@ def test_a_file_parts_url_and_name_are_redacted(backend: Backend) -> None:
         assert found([leak], *store.export_session(s.id)) == []
         assert store.verify(s.id).ok
     assert found([leak], database_holdings(backend)) == []
+
+
+FILE_BLOCKS = frozenset({"image", "image_url", "input_image", "document", "file", "input_file"})
+
+
+def file_blocks(value: object) -> list[object]:
+    """Every block of a render that sends a file (as opposed to text)."""
+    if isinstance(value, list):
+        return [b for item in value for b in file_blocks(item)]
+    if not isinstance(value, dict):
+        return []
+    own = [value] if value.get("type") in FILE_BLOCKS else []
+    return own + [b for item in value.values() for b in file_blocks(item)]
+
+
+def test_a_redacted_file_is_mentioned_as_text_in_every_render(store: SessionStore) -> None:
+    """No API takes a placeholder as an image's URL or data: a redacted file, in a user turn
+    or in a tool's result, is sent as its mention, and the request stays valid."""
+    image = FilePart(media_type="image/png", url="https://files.example/a.png")
+    shot = FilePart(media_type="image/png", data=base64.b64encode(b"png").decode())
+    s = store.create_session(model="m")
+    s.append_message(Message(role="user", parts=(TextPart(text="look"), image)))
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="screenshot", input={})])
+    result = s.append_tool_result("c1", [TextPart(text="here"), shot])
+    context = s.context()
+    renders = [context.to_anthropic()["messages"], context.to_openai(), context.to_responses()]
+    assert [len(file_blocks(r)) for r in renders] == [2, 2, 2]
+
+    s.redact([image.id, result.parts[0].id], reason="leaked")
+
+    context = s.context()
+    renders = [context.to_anthropic()["messages"], context.to_openai(), context.to_responses()]
+    assert [file_blocks(r) for r in renders] == [[], [], []]
+    check_anthropic(context.to_anthropic())
+    check_chat(context.to_openai())
+    check_responses(context.to_responses())
+    for render in map(json.dumps, renders):
+        assert "[file [redacted: leaked] (image/png)]" in render  # the URL's
+        assert "[file attached (image/png)]" in render  # the data's
 
 
 def claude_code_transcript(title: str, request: str) -> list[str]:
