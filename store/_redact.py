@@ -57,6 +57,8 @@ class SessionContent:
     """(seq, part ids) of each compaction summary a summarizer wrote (markers aside)."""
     titles: list[str] = field(default_factory=list)
     """The digests of the session's title, when it is a body."""
+    values: list[str] = field(default_factory=list)
+    """The digests of the state's values, when they are bodies: only a purge deletes them."""
 
     def add(self, event_type: str, seq: int, data: dict[str, object]) -> None:
         for part_id, digests in part_digests(event_type, data).items():
@@ -65,7 +67,8 @@ class SessionContent:
             if event_type != "RecordAppended":
                 self.first_seen.setdefault(part_id, seq)
         self.envelopes.update(envelope_digests(event_type, data))
-        self.titles.extend(header_digests(event_type, data))
+        loose = self.titles if event_type == "SessionStarted" else self.values
+        loose.extend(header_digests(event_type, data))
         if event_type == "ContextCompacted" and data.get("summarizer") != MARKER_SUMMARIZER:
             self.summaries.append((seq, tuple(part_digests(event_type, data))))
 
@@ -125,10 +128,10 @@ def plan_redaction(
     own = [d for p in named for d in parts[p]]
     envelope = [envelopes[p] for p in named if p in envelopes]
     if part_ids is None:
-        titles = content.titles
+        loose = [*content.titles, *content.values]
     else:
-        titles = quoted_titles(recorder, session_id, content.titles, [*own, *envelope], gone)
-    digests = list(dict.fromkeys(d for d in [*own, *envelope, *titles] if d not in gone))
+        loose = quoted_titles(recorder, session_id, content.titles, [*own, *envelope], gone)
+    digests = list(dict.fromkeys(d for d in [*own, *envelope, *loose] if d not in gone))
     if not digests:
         return None
     wanted = set(digests)

@@ -337,11 +337,13 @@ def test_redacting_the_line_a_title_was_taken_from_redacts_the_title(backend: Ba
     assert found([leak], database_holdings(backend)) == []
 
 
-def test_a_title_no_redacted_text_quotes_stays(store: SessionStore) -> None:
+def test_a_title_no_redacted_text_quotes_and_the_state_stay(store: SessionStore) -> None:
     s = store.create_session(model="m", title="deploy notes")
-    request = s.append_user(f"the key is {secret('other')}")
+    s.update_state({"stage": "deploy"})
+    request = s.append_user(f"deploy: the key is {secret('other')}")
     s.redact([request.parts[0].id], reason="leaked")
     assert (s.header.title, store.session_info(s.id).title) == ("deploy notes", "deploy notes")
+    assert s.state() == store.session(s.id).state() == {"stage": "deploy"}
 
 
 def test_a_session_with_only_a_title_is_purged(store: SessionStore) -> None:
