@@ -139,9 +139,7 @@ _SET_METADATA = (
     .where(sessions.c.id == _SESSION)
     .values(app=sa.bindparam("app"), user_id=sa.bindparam("user_id"))
 )
-_SET_TITLE = (
-    sessions.update().where(sessions.c.id == _SESSION).values(title=sa.bindparam("title"))
-)
+_SET_TITLE = sessions.update().where(sessions.c.id == _SESSION).values(title=sa.bindparam("title"))
 _DROP_TAGS = session_tags.delete().where(session_tags.c.session_id == _SESSION)
 _TAGS_OF = (
     sa.select(session_tags.c.session_id, session_tags.c.tag)
