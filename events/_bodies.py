@@ -8,15 +8,20 @@ when its bodies are stored elsewhere, compressed, shared by sessions, or deleted
 redaction; joining the bodies back gives exactly the payload that was appended.
 
 Content is every non-empty text of a part (`text`, tool-call `arguments`, tool `output`, the
-truncated `shown` view of an output or of a long user text, file `data`, the blocks of a tool
-result), every provider block kept verbatim (`native`, stored as its JSON text), and a
-message's own envelope (its `native`: an imported entry's fields, a framework's item, a tool's
-structured result). That is what a leaked secret can be in, so any of it can be redacted: a
-body can be deleted, an event never. Events written before envelopes were bodies keep theirs
-inline.
+truncated `shown` view of an output or of a long user text, a file's `data`, `url` and
+`filename`, a native part's stand-in `text`, the blocks of a tool result), every provider
+block kept verbatim (`native`, stored as its JSON text), a message's own envelope (its
+`native`: an imported entry's fields, a framework's item, a tool's structured result), the
+messages an undo brings back (`MessagesRestored`: the same bodies as the originals), a
+session's title, and the values of its state (`StateChanged`). That is what a leaked secret
+can be in, so any of it can be redacted: a body can be deleted, an event never. Events
+written before a field was a body keep it inline: their readers take a string as they always
+did (only the stored shape of new events changed, so no schema version moved), and a
+redaction refuses such a part, which it could not delete without breaking the chain.
 
 References sit only where the vocabulary has a string or a `Native` object, so a reference can
 never be mistaken for content: an object with exactly `bytes` and `sha256` is valid in neither.
+A state delta's values, which can be any JSON, keep theirs under a key of their own.
 """
 
 from __future__ import annotations
@@ -41,12 +46,24 @@ _MESSAGES = {
 }
 """The events with content, and where it is: a message, or a record (whose parts are all
 `native`)."""
+_MESSAGE_LISTS = {"MessagesRestored": "messages"}
+"""The events whose content is a list of messages: an undo's copies of the originals."""
+_HEADER_TEXTS = {"SessionStarted": ("title",)}
+"""Texts of an event outside any message: a session's title (an imported transcript's own
+summary line, say), purged with the session's content."""
+_VALUE_BODIES = {"StateChanged": ("values", "value_bodies")}
+"""Events whose JSON values (a state delta's, an application's content) are bodies, each the
+canonical JSON of its value, stored under a key of their own: any JSON value could look like a
+reference, and no event written before had that key (its model forbids unknown keys)."""
+CONTENT_EVENTS = frozenset({*_MESSAGES, *_MESSAGE_LISTS, *_HEADER_TEXTS, *_VALUE_BODIES})
+"""The event types that can hold content (as bodies, or inline when written before)."""
 _TEXT_FIELDS: dict[object, tuple[str, ...]] = {
     "text": ("text",),
     "reasoning": ("text",),
     "tool_call": ("arguments",),
     "tool_result": ("output",),
-    "file": ("data",),
+    "file": ("data", "url", "filename"),
+    "native": ("text",),
 }
 _NATIVE = "native"
 
@@ -83,23 +100,51 @@ def native_text(value: Mapping[str, Any]) -> str:
     return canonical_json(value).decode("utf-8")
 
 
+def value_text(value: object) -> str:
+    """A JSON value as the text of its body: its canonical JSON."""
+    return canonical_json(value).decode("utf-8")
+
+
 def split_bodies(event_type: str, data: dict[str, Any]) -> tuple[dict[str, Any], list[Body]]:
-    """The payload with its message's content replaced by references, and that content as
-    bodies (in order, repeats kept). `data` is not changed."""
-    key = _MESSAGES.get(event_type)
-    message: Any = data.get(key) if key is not None else None
-    if key is None or not _has_parts(message):
-        return data, []
+    """The payload with its content replaced by references, and that content as bodies (in
+    order, repeats kept). `data` is not changed."""
     bodies: list[Body] = []
+    split = dict(data)
+    key = _MESSAGES.get(event_type)
+    if key is not None and _has_parts(data.get(key)):
+        split[key] = _split_message(data[key], bodies, f"$.{key}")
+    key = _MESSAGE_LISTS.get(event_type)
+    if key is not None and isinstance(data.get(key), list):
+        split[key] = [
+            _split_message(message, bodies, f"$.{key}[{i}]") if _has_parts(message) else message
+            for i, message in enumerate(data[key])
+        ]
+    for field in _HEADER_TEXTS.get(event_type, ()):
+        text = data.get(field)
+        if isinstance(text, str) and text:
+            split[field] = _out(text, bodies, f"$.{field}")
+    if event_type in _VALUE_BODIES:
+        inline, stored = _VALUE_BODIES[event_type]
+        values = data.get(inline)
+        if isinstance(values, dict) and values:
+            del split[inline]
+            split[stored] = {
+                key: _out(value_text(value), bodies, f"$.{inline}.{key}")
+                for key, value in values.items()
+            }
+    if not bodies:
+        return data, []
+    return split, bodies
+
+
+def _split_message(message: dict[str, Any], bodies: list[Body], path: str) -> dict[str, Any]:
     parts = [
-        _split_part(part, bodies, f"$.{key}.parts[{i}]") for i, part in enumerate(message["parts"])
+        _split_part(part, bodies, f"{path}.parts[{i}]") for i, part in enumerate(message["parts"])
     ]
     split = {**message, "parts": parts}
     if isinstance(message.get(_NATIVE), dict):  # the envelope: an entry's `cwd`, a tool's data
-        split[_NATIVE] = _out(native_text(message[_NATIVE]), bodies, f"$.{key}.native")
-    if not bodies:
-        return data, []
-    return {**data, key: split}, bodies
+        split[_NATIVE] = _out(native_text(message[_NATIVE]), bodies, f"{path}.native")
+    return split
 
 
 def _split_part(part: Any, bodies: list[Body], path: str) -> Any:
@@ -149,29 +194,52 @@ def part_digests(event_type: str, data: Mapping[str, Any]) -> dict[str, list[str
 def envelope_digests(event_type: str, data: Mapping[str, Any]) -> dict[str, str]:
     """Per part id, the digest of its message's envelope (which can repeat any of the parts,
     so redacting a part deletes it too), for a message whose envelope is a body."""
-    envelope = [ref[REFERENCE_KEY] for ref in _envelope_references(event_type, data)]
-    if not envelope:
-        return {}
-    return {
-        part["id"]: envelope[0]
-        for part in _parts(event_type, data)
-        if isinstance(part.get("id"), str)
-    }
+    found: dict[str, str] = {}
+    for message in _messages(event_type, data):
+        if is_reference(message.get(_NATIVE)):
+            digest = message[_NATIVE][REFERENCE_KEY]
+            for part in message["parts"]:
+                if isinstance(part, dict) and isinstance(part.get("id"), str):
+                    found[part["id"]] = digest
+    return found
 
 
-def _envelope_references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+def header_digests(event_type: str, data: Mapping[str, Any]) -> list[str]:
+    """The digests of an event's content outside any message: a session's title, a state
+    delta's values."""
+    return [ref[REFERENCE_KEY] for ref in _header_references(event_type, data)]
+
+
+def _header_references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    for field in _HEADER_TEXTS.get(event_type, ()):
+        if is_reference(data.get(field)):
+            yield data[field]
+    if event_type in _VALUE_BODIES:
+        stored = data.get(_VALUE_BODIES[event_type][1])
+        if isinstance(stored, dict):
+            yield from (ref for ref in stored.values() if is_reference(ref))
+
+
+def _messages(event_type: str, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The event's messages (or record) that have parts."""
     key = _MESSAGES.get(event_type)
-    message: Any = data.get(key) if key is not None else None
-    if isinstance(message, dict) and is_reference(message.get(_NATIVE)):
-        yield message[_NATIVE]
+    if key is not None:
+        message: Any = data.get(key)
+        return [message] if _has_parts(message) else []
+    key = _MESSAGE_LISTS.get(event_type)
+    listed: Any = data.get(key) if key is not None else None
+    if isinstance(listed, list):
+        return [message for message in listed if _has_parts(message)]
+    return []
 
 
 def _parts(event_type: str, data: Mapping[str, Any]) -> list[dict[str, Any]]:
-    key = _MESSAGES.get(event_type)
-    message: Any = data.get(key) if key is not None else None
-    if key is None or not _has_parts(message):
-        return []
-    return [part for part in message["parts"] if isinstance(part, dict)]
+    return [
+        part
+        for message in _messages(event_type, data)
+        for part in message["parts"]
+        if isinstance(part, dict)
+    ]
 
 
 def _has_parts(message: object) -> bool:
@@ -179,9 +247,13 @@ def _has_parts(message: object) -> bool:
 
 
 def _references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    for part in _parts(event_type, data):
-        yield from _part_references(part)
-    yield from _envelope_references(event_type, data)
+    for message in _messages(event_type, data):
+        for part in message["parts"]:
+            if isinstance(part, dict):
+                yield from _part_references(part)
+        if is_reference(message.get(_NATIVE)):
+            yield message[_NATIVE]
+    yield from _header_references(event_type, data)
 
 
 def _part_references(part: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -201,18 +273,36 @@ def join_bodies(event_type: str, data: dict[str, Any], texts: Mapping[str, str])
     redaction maps a digest to its placeholder). A reference whose text is missing stays (the
     model then refuses it, naming the field). `data` is changed in place: pass a payload just
     parsed, which nothing else holds (resume joins every live message: no copies)."""
-    key = _MESSAGES.get(event_type)
-    message: Any = data.get(key) if key is not None else None
-    if key is None or not _has_parts(message):
-        return data
-    for part in message["parts"]:
-        _join_part(part, texts)
-    native: Any = message.get(_NATIVE)
-    if is_reference(native):
-        text = texts.get(native[REFERENCE_KEY])
-        if text is not None:
-            message[_NATIVE] = _native_back(text)
+    for message in _messages(event_type, data):
+        for part in message["parts"]:
+            _join_part(part, texts)
+        native: Any = message.get(_NATIVE)
+        if is_reference(native):
+            text = texts.get(native[REFERENCE_KEY])
+            if text is not None:
+                message[_NATIVE] = _native_back(text)
+    for field in _HEADER_TEXTS.get(event_type, ()):
+        if field in data:
+            data[field] = _in(data[field], texts)
+    if event_type in _VALUE_BODIES:
+        _join_values(data, *_VALUE_BODIES[event_type], texts)
     return data
+
+
+def _join_values(data: dict[str, Any], inline: str, stored: str, texts: Mapping[str, str]) -> None:
+    """The values back where the model has them; with any text missing they stay as they
+    are stored, which the model refuses (an unknown key), naming them."""
+    refs: Any = data.get(stored)
+    if not isinstance(refs, dict):
+        return
+    found = {
+        key: texts.get(ref[REFERENCE_KEY]) if is_reference(ref) else None
+        for key, ref in refs.items()
+    }
+    if any(text is None for text in found.values()):
+        return
+    del data[stored]
+    data[inline] = {key: _value_back(text) for key, text in found.items() if text is not None}
 
 
 def _join_part(part: Any, texts: Mapping[str, str]) -> None:
@@ -240,6 +330,14 @@ def _in(value: Any, texts: Mapping[str, str]) -> Any:
     if is_reference(value):
         return texts.get(value[REFERENCE_KEY], value)
     return value
+
+
+def _value_back(text: str) -> Any:
+    """A value's body parsed back; a redacted one (not JSON) is its placeholder, as text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _native_back(text: str) -> Any:

@@ -206,10 +206,13 @@ class ContentRedacted(Payload):
     the bodies `digests` of the parts `part_ids` are deleted. The events and their hashes stay,
     so every chain still verifies; replays, renders and exports show `[redacted: <reason>]`
     where the content was, and no restore brings it back. Every part of the session whose
-    content is one of `digests` is named, so the live context and a replay agree."""
+    content is one of `digests` is named, so the live context and a replay agree: copies an
+    undo restored, and the compaction summaries written after the content (which could quote
+    it). A digest that is the session's title's retitles the session."""
 
     type: Literal["ContentRedacted"] = "ContentRedacted"
-    part_ids: PartIds
+    part_ids: tuple[Annotated[str, Field(min_length=1)], ...]
+    """May be empty: a purge of a session whose only content is its title names no part."""
     digests: tuple[Annotated[str, Field(pattern="^[0-9a-f]{64}$")], ...] = Field(min_length=1)
     reason: str = Field(min_length=1, max_length=500)
 
@@ -218,8 +221,11 @@ class ContentRedacted(Payload):
         return redaction_placeholder(self.reason)
 
 
+REDACTED_PREFIX = "[redacted: "
+
+
 def redaction_placeholder(reason: str) -> str:
-    return f"[redacted: {reason}]"
+    return f"{REDACTED_PREFIX}{reason}]"
 
 
 class MetadataChanged(Payload):

@@ -51,8 +51,12 @@ def _redacted(part: Part, placeholder: str) -> Part:
             update["truncation"] = part.truncation.model_copy(update={"shown": placeholder})
         if part.blocks is not None:
             update["blocks"] = tuple(_redacted(block, placeholder) for block in part.blocks)
-    elif isinstance(part, FilePart) and part.data:
-        update["data"] = placeholder
+    elif isinstance(part, FilePart):  # its content, where it is, and what it is called
+        for name in ("data", "url", "filename"):
+            if getattr(part, name):
+                update[name] = placeholder
+    elif isinstance(part, NativePart) and part.text:  # the stand-in other renders show
+        update["text"] = placeholder
     if getattr(part, "native", None) is not None:
         update["native"] = Native(api=REDACTED_API, value=placeholder)
     assert not isinstance(part, NativePart) or "native" in update

@@ -47,6 +47,7 @@ from events import (
     ToolResultPart,
     format_timestamp,
 )
+from events._bodies import digest_of, value_text
 from events._redaction import redacted
 from projections._live import (
     LiveMessage,
@@ -199,6 +200,7 @@ class ContextFold:
                 self._entries[payload.message_id].shown = None
         elif isinstance(payload, ContentRedacted):
             self._redact(frozenset(payload.part_ids), payload.placeholder)
+            self._redact_header(frozenset(payload.digests), payload.placeholder)
         if isinstance(payload, ContextCompacted):
             self.last_compaction = (event.seq, self.tokens)
         if change.removed or change.pruned or change.restored or change.previewed:
@@ -229,6 +231,16 @@ class ContextFold:
                     continue
                 if part.call_id in self._calls:
                     self._calls[part.call_id] = part
+
+    def _redact_header(self, digests: frozenset[str], placeholder: str) -> None:
+        """The title and the state's values read the placeholder once their bodies are
+        deleted, as a replay reads them."""
+        header = self.header
+        if header is not None and header.title and digest_of(header.title) in digests:
+            self.header = header.model_copy(update={"title": placeholder})
+        for key, value in self.state.items():
+            if digest_of(value_text(value)) in digests:
+                self.state[key] = placeholder
 
     def _add(self, message: Message, ref: EventRef, *, summary: bool = False) -> Change:
         if message.id in self._entries:

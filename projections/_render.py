@@ -49,6 +49,7 @@ from events import (
     TextPart,
     ToolCallPart,
 )
+from events._payloads import REDACTED_PREFIX
 from projections._live import (
     LiveMessage,
     LivePart,
@@ -177,6 +178,12 @@ def file_mention(part: FilePart) -> str:
     return f"[file {part.filename or part.url or 'attached'} ({part.media_type})]"
 
 
+def is_redacted_file(part: FilePart) -> bool:
+    """Whether a redaction left its placeholder where the file's URL or data was: no API takes
+    that as an image or a document, so every render mentions the file as text instead."""
+    return (part.url or part.data or "").startswith(REDACTED_PREFIX)
+
+
 # tool results as content blocks
 
 
@@ -187,10 +194,11 @@ def result_content(part: LiveToolResult, api: str) -> str | list[JsonDict]:
         return part.output
     content: list[JsonDict] = []
     for block in part.blocks:
-        if isinstance(block, TextPart):
-            if block.text:
+        if isinstance(block, TextPart) or is_redacted_file(block):
+            text = block.text if isinstance(block, TextPart) else file_mention(block)
+            if text:
                 kind = "input_text" if api == OPENAI_RESPONSES else "text"
-                content.append({"type": kind, "text": block.text})
+                content.append({"type": kind, "text": text})
         elif api == ANTHROPIC:
             content.append({"type": "image", "source": _anthropic_source(block)})
         elif api == OPENAI_RESPONSES:
@@ -204,7 +212,7 @@ def result_content(part: LiveToolResult, api: str) -> str | list[JsonDict]:
 def chat_images(part: LiveToolResult) -> list[JsonDict]:
     """The user-message content that carries a result's images to Chat Completions: the line
     naming its call, then each image; empty when it shows none."""
-    images = [b for b in part.blocks or () if isinstance(b, FilePart)]
+    images = [b for b in part.blocks or () if isinstance(b, FilePart) and not is_redacted_file(b)]
     if not images:
         return []
     content: list[JsonDict] = [{"type": "text", "text": TOOL_IMAGES.format(call_id=part.call_id)}]

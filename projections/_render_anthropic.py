@@ -64,6 +64,7 @@ from projections._render import (
     file_mention,
     foreign_text,
     is_native,
+    is_redacted_file,
     native_block,
     result_content,
 )
@@ -198,7 +199,7 @@ def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
         if part.is_error:
             block["is_error"] = True
         return [block]
-    if role == "assistant":  # the API takes images and documents in user turns only
+    if role == "assistant" or is_redacted_file(part):  # images and documents: user turns only
         return [{"type": "text", "text": file_mention(part)}]
     return [_anthropic_file(part)]
 

@@ -23,6 +23,7 @@ from projections._render import (
     file_mention,
     foreign_text,
     is_native,
+    is_redacted_file,
     result_content,
 )
 
@@ -79,6 +80,8 @@ def _openai_content(parts: Sequence[LivePart]) -> str | list[JsonDict]:
 def _openai_block(part: TextPart | FilePart) -> JsonDict:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
+    if is_redacted_file(part):
+        return {"type": "text", "text": file_mention(part)}
     if part.media_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": part.url or data_url(part)}}
     if part.data is not None and part.media_type == "application/pdf":

@@ -65,6 +65,7 @@ from projections._render import (
     file_mention,
     foreign_text,
     is_native,
+    is_redacted_file,
     native_block,
     result_content,
 )
@@ -188,7 +189,8 @@ def _input_items(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
         elif isinstance(part, TextPart):
             content.append({"type": "input_text", "text": part.text})
         elif isinstance(part, FilePart):
-            content.append(_input_file(part) if role == "user" else _mention(part))
+            sendable_file = role == "user" and not is_redacted_file(part)
+            content.append(_input_file(part) if sendable_file else _mention(part))
         elif isinstance(part, NativePart):
             text = foreign_text(part)
             if text:

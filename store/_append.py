@@ -46,6 +46,7 @@ from store._errors import (
     UnknownSession,
 )
 from store._recorder import EventRow, Head, LostRace, NewSession, Recorder, SessionMetadata
+from store._redact import redacted_title
 from store._schema import SESSION_ID_LENGTH
 
 EventLike = NewEvent | Payload | Mapping[str, Any]
@@ -199,6 +200,11 @@ def append(
     `known_head` is the head as the caller's fold knows it, used when it is the one expected."""
     head = known_head if known_head is not None and expected_version == known_head.seq else None
     bodies = pack_all(body for item in batch for body in item.bodies)  # once, before any I/O
+    title = redacted_title(
+        recorder,
+        session_id,
+        (p for item in batch if isinstance(p := item.event.payload, ContentRedacted)),
+    )
     for attempt in range(_ANY_VERSION_ATTEMPTS):
         if head is None:
             head = recorder.head(session_id)
@@ -225,6 +231,7 @@ def append(
                 bodies,
                 forget(batch),
                 metadata_set([item.event.payload for item in batch]),
+                title=title,
             )
         except LostRace:
             stored = _already_stored(recorder, session_id, batch)

@@ -83,7 +83,7 @@ def decode_stored(recorder: Recorder, stored: Sequence[StoredEvent]) -> list[Rec
             # envelope may hold a "sha256" too), found without walking the payload
             wanted.setdefault(event.session_id, set()).update(_DIGEST.findall(event.payload))
         if waiting:
-            texts = {sid: _texts(recorder, sid, digests) for sid, digests in wanted.items()}
+            texts = {sid: bodies_of(recorder, sid, digests) for sid, digests in wanted.items()}
             for index, data in waiting:
                 event = stored[index]
                 decoded[index] = _recorded(event, _joined(event, data, texts[event.session_id]))
@@ -119,7 +119,7 @@ def decode_structure(event_type: str, schema_version: int, text: str) -> Payload
     return decode_payload(event_type, schema_version, join_bodies(event_type, data, empty))
 
 
-def _texts(recorder: Recorder, session_id: str, digests: set[str]) -> dict[str, str]:
+def bodies_of(recorder: Recorder, session_id: str, digests: set[str]) -> dict[str, str]:
     """Digest -> text of the session's bodies among `digests`; a body a redaction of the
     session deleted reads as its placeholder (even when another session still holds it)."""
     own = {row.digest: unpack(row) for row in recorder.bodies(session_id, sorted(digests))}

@@ -393,7 +393,7 @@ def import_text(log: EventLog, lines: list[str], format: str, header: Header) ->
             raise ImportRefused(
                 "an export keeps its own title, model and window: its hashes cover them"
             )
-        insert_links(log.recorder, exported_id, export.links, export.bodies())
+        insert_links(log.recorder, exported_id, export.links, export.bodies(), export.texts)
         return exported_id
     encoding = header.encoding
     load_encoding(encoding)

@@ -144,11 +144,13 @@ class PostgresRecorder(SqlRecorder):
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
+        title: str | None = None,
     ) -> list[int]:
-        """One statement on psycopg (see the module's docstring); a redaction, new metadata,
-        a batch over a page, or another driver take the general path."""
-        if not self._one_statement or forget or metadata is not None or len(rows) > PAGE:
-            return super().write(session_id, after, rows, new, bodies, forget, metadata)
+        """One statement on psycopg (see the module's docstring); a redaction, new metadata
+        or title, a batch over a page, or another driver take the general path."""
+        changes_row = metadata is not None or title is not None
+        if not self._one_statement or forget or changes_row or len(rows) > PAGE:
+            return super().write(session_id, after, rows, new, bodies, forget, metadata, title)
         last = rows[-1]
         params: dict[str, Any] = {
             "session_id": session_id,

@@ -131,6 +131,7 @@ class Recorder(Protocol):
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
+        title: str | None = None,
     ) -> list[int]:
         """Insert `rows` (which continue the session from `after`) and move the head to the
         last of them, atomically, only if the head is still `after`; a new session (`after`
@@ -142,7 +143,8 @@ class Recorder(Protocol):
         each of those bodies once no session references it (`rows` must hold the
         `ContentRedacted` event that names them: the database refuses any other deletion).
         `metadata`, when given, replaces the session's listing metadata (`rows` hold the
-        event that sets it)."""
+        event that sets it); `title`, when given, replaces its title (`rows` hold the
+        redaction that deleted the old one)."""
         ...
 
     def save_snapshot(

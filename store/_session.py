@@ -482,11 +482,13 @@ class Session:
         """Delete the content of parts for good (a leaked secret, say): their bodies leave the
         database and its files, and the session shows `[redacted: <reason>]` where they were,
         in the live context, replays and exports. The hash chain still verifies. Parts that
-        hold the same text are redacted with them (it is stored once). Returns the
-        `ContentRedacted` event, or `None` when all of it was redacted already.
+        hold the same text are redacted with them (it is stored once), so are the copies an
+        undo restored, and so is every compaction summary written after them (it may quote
+        them). Returns the `ContentRedacted` event, or `None` when all of it was redacted
+        already.
 
         Only this session's own parts can be named: a fork redacts its parent's in the
-        parent. Content written before bodies existed (inline in its event) cannot be deleted
+        parent. Content written before it was a body (inline in its event) cannot be deleted
         without breaking the chain: `InvalidArgument` says so."""
         wanted = _part_ids(part_ids)
         check.text("reason", reason)

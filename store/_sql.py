@@ -139,6 +139,7 @@ _SET_METADATA = (
     .where(sessions.c.id == _SESSION)
     .values(app=sa.bindparam("app"), user_id=sa.bindparam("user_id"))
 )
+_SET_TITLE = sessions.update().where(sessions.c.id == _SESSION).values(title=sa.bindparam("title"))
 _DROP_TAGS = session_tags.delete().where(session_tags.c.session_id == _SESSION)
 _TAGS_OF = (
     sa.select(session_tags.c.session_id, session_tags.c.tag)
@@ -263,6 +264,7 @@ class SqlRecorder:
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
+        title: str | None = None,
     ) -> list[int]:
         with self._writing() as conn:
             if after is None:
@@ -289,6 +291,8 @@ class SqlRecorder:
                 if metadata.tags:
                     tags = [{"session_id": session_id, "tag": tag} for tag in metadata.tags]
                     conn.execute(session_tags.insert(), tags)
+            if title is not None:
+                conn.execute(_SET_TITLE, {"session_id": session_id, "title": title})
             return positions
 
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:

@@ -76,6 +76,7 @@ _FORGET_BODY = (
     "(SELECT 1 FROM blob_refs WHERE blob_refs.digest = ?)"
 )
 _SET_METADATA = "UPDATE sessions SET app = ?, user_id = ? WHERE id = ?"
+_SET_TITLE = "UPDATE sessions SET title = ? WHERE id = ?"
 _DROP_TAGS = "DELETE FROM session_tags WHERE session_id = ?"
 _INSERT_TAG = "INSERT INTO session_tags (session_id, tag) VALUES (?, ?)"
 _INSERT_EVENT = (
@@ -195,6 +196,7 @@ class SqliteRecorder(SqlRecorder):
         bodies: Sequence[BodyRow] = (),
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
+        title: str | None = None,
     ) -> list[int]:
         with self._driver("append") as driver:
             driver.execute("BEGIN IMMEDIATE")
@@ -236,6 +238,8 @@ class SqliteRecorder(SqlRecorder):
                     cursor.execute(_SET_METADATA, (metadata.app, metadata.user, session_id))
                     cursor.execute(_DROP_TAGS, (session_id,))
                     cursor.executemany(_INSERT_TAG, [(session_id, t) for t in metadata.tags])
+                if title is not None:
+                    cursor.execute(_SET_TITLE, (title, session_id))
                 cursor.close()
                 driver.execute("COMMIT")
             except BaseException:

@@ -279,11 +279,12 @@ class SessionStore:
         return self._log.append(session_id, events, expected_version)
 
     def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
-        """Redact every body of the session (what each of its messages said): the bytes leave
-        the database and its files, the events and their chain stay, and the session reads
-        `[redacted: <reason>]` wherever it had content. Returns the `ContentRedacted` event,
-        or `None` when nothing was left to delete. Bodies another session also holds stay for
-        that session. See `Session.redact`."""
+        """Redact every body of the session (what each of its messages said, its title, its
+        state's values; see the README's Guarantees): the bytes leave the database and its
+        files, the events and their chain stay, and the session reads `[redacted: <reason>]`
+        wherever it had content. Returns the `ContentRedacted` event, or `None` when nothing
+        was left to delete. Bodies another session also holds stay for that session. See
+        `Session.redact`."""
         check_session_id(session_id)
         check.text("reason", reason)
         if not 1 <= len(reason) <= 500:

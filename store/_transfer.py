@@ -221,24 +221,35 @@ def dated_links(
 
 
 def insert_links(
-    recorder: Recorder, session_id: str, links: list[ChainLink], bodies: Iterable[Body] = ()
+    recorder: Recorder,
+    session_id: str,
+    links: list[ChainLink],
+    bodies: Iterable[Body] = (),
+    texts: Mapping[str, str] | None = None,
 ) -> None:
-    """Write a verified session as it was, in one transaction. `SessionExists` when the id is
-    taken; `ImportRefused` when it is a fork whose parent this store does not hold."""
-    started = decode_payload("SessionStarted", links[0].schema_version, links[0].payload)
+    """Write a verified session as it was, in one transaction. `texts` maps each digest the
+    links reference to its text, or a redacted one to its placeholder (`bodies` when `None`).
+    `SessionExists` when the id is taken; `ImportRefused` when it is a fork whose parent this
+    store does not hold."""
+    bodies = list(bodies)
+    known = texts if texts is not None else {body.digest: body.text for body in bodies}
+    headers = [
+        decode_payload(
+            link.type,
+            link.schema_version,
+            join_bodies(link.type, copy.deepcopy(dict(link.payload)), known),  # a title is a body
+        )
+        for link in links
+        if link.type in ("SessionStarted", "MetadataChanged")
+    ]
+    started = headers[0]
     assert isinstance(started, SessionStarted)
     if recorder.head(session_id) is not None:
         raise SessionExists(session_id)
     _check_parent(recorder, started)
     rows = [event_row(session_id, link, canonical_json(link.payload)) for link in links]
     new = NewSession(started.title, started.parent_session_id, started.parent_seq)
-    metadata = metadata_set(
-        [
-            decode_payload(link.type, link.schema_version, link.payload)
-            for link in links
-            if link.type in ("SessionStarted", "MetadataChanged")
-        ]
-    )
+    metadata = metadata_set(headers)
     try:
         recorder.write(session_id, None, rows, new, pack_all(bodies), metadata=metadata)
     except LostRace:  # another writer took the id meanwhile

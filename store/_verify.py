@@ -19,6 +19,7 @@ checked against the events here:
 
 from __future__ import annotations
 
+import copy
 import json
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,10 +28,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from events import ChainLink, SessionStarted, decode_payload, verify_chain
-from events._bodies import body_digests, digest_of
+from events._bodies import body_digests, digest_of, join_bodies
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._snapshot import parse_snapshot
-from store._bodies import redactions, unpack
+from store._bodies import bodies_of, redactions, unpack
 from store._errors import InvalidCheckpoint
 from store._recorder import Recorder
 from store._replay import events_of, load_fold
@@ -165,7 +166,7 @@ def verify_session(
         head_hash=row.head_hash if row is not None else None,
     )
     problems: list[str] = []
-    started = _started(first[0]) if first else None
+    started = _started(recorder, session_id, first[0]) if first else None
     if not first:
         problems.append("the sessions table names it, but it has no events")
     elif started is None:
@@ -206,10 +207,14 @@ def missing_session(head: SessionHead) -> VerifyReport:
     )
 
 
-def _started(link: ChainLink) -> SessionStarted | None:
+def _started(recorder: Recorder, session_id: str, link: ChainLink) -> SessionStarted | None:
+    """The first event, its title joined (a body, or a redaction's placeholder)."""
+    digests = set(body_digests(link.type, link.payload))
     try:
-        payload = decode_payload(link.type, link.schema_version, link.payload)
-    except ValueError:
+        texts = bodies_of(recorder, session_id, digests) if digests else {}
+        data = join_bodies(link.type, copy.deepcopy(dict(link.payload)), texts)
+        payload = decode_payload(link.type, link.schema_version, data)
+    except (ValueError, zlib.error):  # a body damaged: body_problems names it
         return None
     return payload if isinstance(payload, SessionStarted) else None
 

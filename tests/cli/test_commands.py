@@ -324,7 +324,7 @@ def test_db_commands_report_the_revision(cli: Cli) -> None:
 def test_export_and_import_round_trip_through_files(cli: Cli, tmp_path: Path) -> None:
     exported = tmp_path / "s1.jsonl"
     run = cli("export", "s1", "-o", str(exported))
-    wrote = f"wrote 10 events and 7 bodies of s1 to {exported}\n"
+    wrote = f"wrote 10 events and 8 bodies of s1 to {exported}\n"
     assert (run.code, run.out, run.err) == (0, "", wrote)
     assert exported.read_text().splitlines() == cli("export", "s1").out.splitlines()
     other = Cli(f"sqlite:///{tmp_path / 'other.db'}", cli.capsys)

@@ -26,6 +26,8 @@ def test_new_session_is_numbered_from_one_and_chained_from_genesis(store: Sessio
 def test_stored_hash_is_sha256_of_prev_hash_and_canonical_envelope(store: SessionStore) -> None:
     event = NewEvent(started("hash me"))
     [stored] = store.append("s1", [event], expected_version=0)
+    payload = event.payload.model_dump(mode="json", exclude={"type"})
+    payload["title"] = {"bytes": 7, "sha256": hashlib.sha256(b"hash me").hexdigest()}  # a body
 
     body = {
         "event_id": event.event_id,
@@ -35,7 +37,7 @@ def test_stored_hash_is_sha256_of_prev_hash_and_canonical_envelope(store: Sessio
         "schema_version": 1,
         "recorded_at": format_timestamp(stored.recorded_at),
         "prev_hash": GENESIS_HASH,
-        "payload": event.payload.model_dump(mode="json", exclude={"type"}),
+        "payload": payload,
     }
     expected = hashlib.sha256(GENESIS_HASH.encode() + canonical_json(body)).hexdigest()
     assert stored.hash == expected

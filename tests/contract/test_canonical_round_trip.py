@@ -87,7 +87,8 @@ def write_carrying(store: SessionStore, session_id: str, value: Any) -> None:
     config it would refuse as one)."""
     carrier = {"type": "CompressionChanged", "compression": {"v": value}}
     batch = encode_batch([started(), carrier], store.max_payload_bytes)
-    insert_links(store._recorder, session_id, dated_links(session_id, batch, [None, None], NOW))
+    links = dated_links(session_id, batch, [None, None], NOW)
+    insert_links(store._recorder, session_id, links, (b for item in batch for b in item.bodies))
 
 
 def round_trip(store: SessionStore, value: Any) -> Any:

@@ -89,6 +89,18 @@ class RecorderContract:
         assert recorder.head("s1") == head_of(more)
         assert [e.seq for e in recorder.events("s1", 1, 100)] == [1, 2, 3, 4, 5]
 
+    def test_a_write_can_retitle_the_session_in_its_transaction(self, recorder: Recorder) -> None:
+        """A purge's redaction deletes the title's body: the row reads its placeholder."""
+        batch = self.start(recorder, "s1")
+        redaction = rows("s1", 4, 1, kind="ContentRedacted")
+        recorder.write("s1", head_of(batch), redaction, title="[redacted: purged]")
+        info = recorder.session("s1")
+        assert info is not None and (info.title, info.version) == ("[redacted: purged]", 4)
+        with pytest.raises(LostRace):
+            recorder.write("s1", head_of(batch), rows("s1", 4, 1), title="lost")
+        info = recorder.session("s1")
+        assert info is not None and (info.title, info.version) == ("[redacted: purged]", 4)
+
     def test_a_write_after_a_stale_head_loses_and_writes_nothing(self, recorder: Recorder) -> None:
         batch = self.start(recorder, "s1")
         stale = Head(2, batch[1].hash, batch[1].recorded_at)
