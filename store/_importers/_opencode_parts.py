@@ -14,6 +14,7 @@ from events import (
     ANTHROPIC,
     OPENAI_RESPONSES,
     FilePart,
+    InvalidEvent,
     Native,
     Part,
     ReasoningPart,
@@ -23,6 +24,7 @@ from events import (
     Usage,
 )
 from events._arguments import brief
+from events._canonical import check_text
 from store._errors import ImportRefused
 from store._importers._common import Json, at_line, file_from_url
 from store._providers import anthropic_part
@@ -257,4 +259,8 @@ def part_problem(part: object, seen: set[str]) -> str | None:
         return f"part {brief(part_id)} has no 'type'"
     if part_id in seen:
         return f"part {brief(part_id)} again"
+    try:
+        check_text(part_id, "id")
+    except InvalidEvent as exc:  # a part the store cannot keep must not sink its message
+        return f"part {brief(part_id)}: {exc}"
     return None
