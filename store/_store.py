@@ -285,9 +285,7 @@ class SessionStore:
         or `None` when nothing was left to delete. Bodies another session also holds stay for
         that session. See `Session.redact`."""
         check_session_id(session_id)
-        check.text("reason", reason)
-        if not 1 <= len(reason) <= 500:
-            raise InvalidArgument(f"reason must be 1 to 500 characters, got {len(reason)}")
+        check.redaction_reason(reason)
         head = self._log.version(session_id)
         event = plan_redaction(self._recorder, session_id, head, None, reason)
         if event is None:
@@ -330,8 +328,8 @@ class SessionStore:
             app=check.optional_label("app", app),
             user=check.optional_label("user", user),
             tag=check.optional_label("tag", tag),
-            limit=check.optional_integer("limit", limit, minimum=0),
-            offset=check.integer("offset", offset, minimum=0),
+            limit=check.optional_integer("limit", limit, minimum=0, maximum=check.SQL_INT_MAX),
+            offset=check.integer("offset", offset, minimum=0, maximum=check.SQL_INT_MAX),
         )
         return self._recorder.sessions(where)
 

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from rich.progress import Progress
 
 from projections import diff_contexts
+from store._arguments import SQL_INT_MAX
 from store._backends import open_recorder, resolve_url
 from store._cli import _views as views
 from store._cli._app import (
@@ -86,8 +87,12 @@ def demo(app: Cli, turns: int) -> int:
 @click.option("--app", "app_name", metavar="APP", help="Only the sessions of this app.")
 @click.option("--user", metavar="USER", help="Only the sessions of this user.")
 @click.option("--tag", metavar="TAG", help="Only the sessions with this tag.")
-@click.option("--limit", type=click.IntRange(min=0), help="At most this many sessions.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
+@click.option(
+    "--limit", type=click.IntRange(0, SQL_INT_MAX), help="At most this many sessions."
+)
+@click.option(
+    "--offset", type=click.IntRange(0, SQL_INT_MAX), default=0, help="Skip this many first."
+)
 @json_option
 @pass_cli
 def list_sessions(

@@ -57,6 +57,18 @@ def test_ls_filters_by_app_user_and_tag_and_pages(cli: Cli) -> None:
     assert refused.code != 0 and "app must be None or 1 to 128 characters" in refused.err
 
 
+def test_ls_refuses_a_limit_or_offset_no_database_takes(cli: Cli) -> None:
+    huge = str(10**30)
+    for option in ("--limit", "--offset"):
+        run = cli("ls", option, huge)
+        assert (run.code, run.out, run.err) == (
+            2,
+            "",
+            f"sessionstore: error: Invalid value for '{option}': {huge} is not in the range "
+            "0<=x<=9223372036854775807. (see sessionstore ls --help)\n",
+        )
+
+
 def test_ls_shows_each_session_with_its_live_size(cli: Cli) -> None:
     run = cli("ls")
     total = cli("ls", "--json")
