@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 import sys
+import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -87,9 +90,7 @@ def demo(app: Cli, turns: int) -> int:
 @click.option("--app", "app_name", metavar="APP", help="Only the sessions of this app.")
 @click.option("--user", metavar="USER", help="Only the sessions of this user.")
 @click.option("--tag", metavar="TAG", help="Only the sessions with this tag.")
-@click.option(
-    "--limit", type=click.IntRange(0, SQL_INT_MAX), help="At most this many sessions."
-)
+@click.option("--limit", type=click.IntRange(0, SQL_INT_MAX), help="At most this many sessions.")
 @click.option(
     "--offset", type=click.IntRange(0, SQL_INT_MAX), default=0, help="Skip this many first."
 )
@@ -457,7 +458,7 @@ def verify(
     if checkpoint_file is not None and not every:
         raise click.UsageError("--checkpoint goes with --all: a checkpoint holds every session")
     if checkpoint_file is not None:
-        _check_folder(checkpoint_file)
+        _check_target(checkpoint_file)
     against = Checkpoint.loads(_read_text(against_file)) if against_file is not None else None
     if session_id is not None:
         reports = [app.reader.verify(session_id, against=against)]
@@ -507,7 +508,7 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
     """Write the session's events as JSONL (one envelope per line, hashes included), then the
     bodies they reference (one per line)."""
     if output is not None:
-        _check_folder(output)
+        _check_target(output)
     lines = app.reader.export_session(session_id)
     if output is None:
         for line in lines:
@@ -523,21 +524,60 @@ def _sessions(count: int) -> str:
     return f"{count} session" if count == 1 else f"{count} sessions"
 
 
-def _check_folder(output: Path) -> None:
+def _check_target(output: Path) -> None:
+    """A file a command writes (`export -o`, `verify --checkpoint`) is a new path or a regular
+    file, which it replaces whole. Anything else is refused before anything is read or
+    written: the new file is renamed over the target, which would put a text file in place of
+    a device (`/dev/full`), a pipe or a socket, and in place of a symbolic link rather than
+    the file it points to."""
     if not output.parent.is_dir():
         raise click.ClickException(f"cannot write {output}: no folder {output.parent}")
+    try:
+        mode = output.lstat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
+    if stat.S_ISREG(mode):
+        return
+    kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+    raise click.ClickException(
+        f"cannot write {output}: it is {kind}, and only a regular file or a new path is "
+        "replaced (name the file itself, or write to stdout and redirect it)"
+    )
+
+
+_FILE_KINDS = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
 
 
 def _write_lines(output: Path, lines: Iterable[str]) -> int:
-    """Write `lines` to `output` beside it and rename it over: a failed write leaves neither a
-    half-written target nor the partial file behind. Returns how many lines it wrote."""
-    partial = output.with_name(f".{output.name}.partial")
+    """Write `lines` to a new file beside `output` and rename it over: a failed write leaves
+    neither a half-written target nor the partial file behind. The partial file is created
+    anew (never through a file or link already at its name) with the permissions a new file
+    gets, and the target is checked again just before the rename. Returns how many lines it
+    wrote."""
+    try:
+        descriptor, name = tempfile.mkstemp(
+            prefix=f".{output.name}.", suffix=".partial", dir=output.parent
+        )
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
+    partial = Path(name)
     count = 0
     try:
-        with partial.open("w", encoding="utf-8", newline="\n") as file:
+        with open(descriptor, "w", encoding="utf-8", newline="\n") as file:
+            os.chmod(descriptor, 0o666 & ~_umask())
             for line in lines:
                 file.write(line + "\n")
                 count += 1
+        _check_target(output)  # nothing took its place while the lines were written
         partial.replace(output)
     except BaseException as exc:
         partial.unlink(missing_ok=True)
@@ -545,6 +585,13 @@ def _write_lines(output: Path, lines: Iterable[str]) -> int:
             raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
         raise
     return count
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: set it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @cli.command("import")
