@@ -420,6 +420,9 @@ class AsyncSessionStore:
     async def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
         return await self._run(lambda s: s.purge(session_id, reason=reason))
 
+    async def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
+        return await self._run(lambda s: s.parts_to_purge(session_id))
+
     async def read(
         self, session_id: str, from_seq: int = 1, to_seq: int | None = None
     ) -> list[RecordedEvent]:

@@ -292,6 +292,15 @@ class SessionStore:
             return None
         return self._log.append(session_id, [event], None)[0]
 
+    def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
+        """The ids of the parts `purge(session_id)` would name now, in the order they were
+        appended (none when all content is redacted already); nothing is appended. What a
+        caller shows before asking whether to go on."""
+        check_session_id(session_id)
+        head = self._log.version(session_id)
+        event = plan_redaction(self._recorder, session_id, head, None, "purged")
+        return () if event is None else event.part_ids
+
     # reading
 
     def read(

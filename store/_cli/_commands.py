@@ -197,16 +197,40 @@ def replay_point(value: str | None) -> int | datetime | None:
 @click.argument("session_id", metavar="ID")
 @click.argument("part_ids", nargs=-1, metavar="[PART]...")
 @click.option("--reason", required=True, help="Shown where the content was: [redacted: REASON].")
+@click.option("--all", "every", is_flag=True, help="Every part of the session (name no PART).")
+@click.option("-y", "--yes", is_flag=True, help="With --all on a terminal: do not ask first.")
 @json_option
 @pass_cli
 def redact(
-    app: Cli, session_id: str, part_ids: tuple[str, ...], reason: str, as_json: bool
-) -> None:
-    """Delete what parts said, for good (every part of the session when none is named): their
-    bytes leave the database, the chain still verifies."""
+    app: Cli,
+    session_id: str,
+    part_ids: tuple[str, ...],
+    reason: str,
+    every: bool,
+    yes: bool,
+    as_json: bool,
+) -> int:
+    """Delete what parts said, for good (with --all, every part of the session): their bytes
+    leave the database, the chain still verifies. On a terminal, --all first says how many
+    parts it deletes and asks (--yes does not ask)."""
+    if part_ids and every:
+        raise click.UsageError("name parts or --all, not both")
+    if not part_ids and not every:
+        raise click.UsageError(
+            "name the parts to redact, or --all to redact every part of the session"
+        )
     if part_ids:
         event = app.store.session(session_id).redact(part_ids, reason=reason)
     else:
+        if not yes and _interactive():
+            count = len(app.store.parts_to_purge(session_id))
+            if count and not click.confirm(
+                f"delete what {count} {'part' if count == 1 else 'parts'} of {session_id} "
+                "said, for good?",
+                err=True,
+            ):
+                click.echo("nothing redacted", err=True)
+                return 1
         event = app.store.purge(session_id, reason=reason)
     redacted = list(event.payload.part_ids) if event else []  # type: ignore[attr-defined]
     if as_json:
@@ -215,6 +239,13 @@ def redact(
         click.echo("nothing to redact: all of it is redacted already")
     else:
         click.echo(f"redacted {len(redacted)} parts at seq {event.seq}")
+    return 0
+
+
+def _interactive() -> bool:
+    """Whether someone can answer a question: stdin and stderr (where it is asked) are a
+    terminal. A script's stdin is not, so it is never left waiting for an answer."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 @cli.command()

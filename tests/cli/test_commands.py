@@ -507,10 +507,10 @@ def test_redact_deletes_a_part_and_the_session_still_verifies(cli: Cli) -> None:
     assert next(m for m in after if m["role"] == "tool")["content"] == "[redacted: leaked]"
     assert after[0] == shown[0]  # the rest is as it was
     assert cli("verify", "s1").code == 0
-    everything = cli("redact", "s1", "--reason", "user asked")
+    everything = cli("redact", "s1", "--all", "--reason", "user asked")
     assert everything.out.startswith("redacted ")
     assert (
-        cli("redact", "s1", "--reason", "again").out
+        cli("redact", "s1", "--all", "--reason", "again").out
         == "nothing to redact: all of it is redacted already\n"
     )
 
