@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from events import InvalidArgument
 from events._arguments import described
+from events._canonical import check_text
 
 T = TypeVar("T")
 
@@ -36,31 +37,46 @@ def flag(name: str, value: object) -> bool:
     return value
 
 
-def integer(name: str, value: object, *, minimum: int | None = None) -> int:
-    """An int (at least `minimum`), but not a bool: `True` is an int to Python, never a count
-    or a seq to a caller."""
-    if _is_int(value, minimum):
+SQL_INT_MAX = 2**63 - 1
+"""The largest integer every backend's SQL takes (SQLite's INTEGER, PostgreSQL's BIGINT): a
+count or offset sent to the database past it fails in the driver (`OverflowError` on SQLite,
+out of range on PostgreSQL) instead of meaning anything."""
+
+
+def integer(
+    name: str, value: object, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """An int (from `minimum` to `maximum`), but not a bool: `True` is an int to Python, never
+    a count or a seq to a caller."""
+    if _is_int(value, minimum, maximum):
         return value  # type: ignore[return-value]  # an int, checked
-    raise InvalidArgument(f"{name} must be {_an_int(minimum)}, got {described(value)}")
+    raise InvalidArgument(f"{name} must be {_an_int(minimum, maximum)}, got {described(value)}")
 
 
-def optional_integer(name: str, value: object, *, minimum: int | None = None) -> int | None:
+def optional_integer(
+    name: str, value: object, *, minimum: int | None = None, maximum: int | None = None
+) -> int | None:
     """`None`, or what `integer` accepts."""
     if value is None:
         return None
-    if _is_int(value, minimum):
+    if _is_int(value, minimum, maximum):
         return value  # type: ignore[return-value]  # an int, checked
-    must = "an int or None" if minimum is None else f"{_an_int(minimum)}, or None"
+    bounded = minimum is not None or maximum is not None
+    must = f"{_an_int(minimum, maximum)}, or None" if bounded else "an int or None"
     raise InvalidArgument(f"{name} must be {must}, got {described(value)}")
 
 
-def _is_int(value: object, minimum: int | None) -> bool:
+def _is_int(value: object, minimum: int | None, maximum: int | None = None) -> bool:
     if not isinstance(value, int) or isinstance(value, bool):
         return False
-    return minimum is None or value >= minimum
+    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
 
 
-def _an_int(minimum: int | None) -> str:
+def _an_int(minimum: int | None, maximum: int | None = None) -> str:
+    if maximum is not None:
+        return (
+            f"an int up to {maximum}" if minimum is None else f"an int from {minimum} to {maximum}"
+        )
     if minimum is None:
         return "an int"
     return f"an int {'from 0' if minimum == 0 else f'above {minimum - 1}'}"
@@ -78,6 +94,20 @@ def summarizer_or_none(value: T | None) -> T | None:
     if value is not None and not callable(value):
         raise InvalidArgument(f"summarizer must be callable or None, got {described(value)}")
     return value
+
+
+REASON_LENGTH = 500
+
+
+def redaction_reason(value: object) -> str:
+    """Why content was redacted: the session shows `[redacted: <reason>]` in its place, so it
+    is 1 to 500 characters of text a backend stores as sent (`InvalidEvent` for a NUL or a
+    lone surrogate, as for any content), checked before the redaction is planned."""
+    reason = text("reason", value)
+    if not 1 <= len(reason) <= REASON_LENGTH:
+        raise InvalidArgument(f"reason must be 1 to {REASON_LENGTH} characters, got {len(reason)}")
+    check_text(reason, "reason")
+    return reason
 
 
 LABEL_LENGTH = 128

@@ -9,9 +9,25 @@ and why threads rather than an async driver).
 An `AsyncSession` runs one call at a time, in the order they were awaited (an `asyncio.Lock`,
 first come first served), so concurrent tasks on one handle never race each other into
 `ConcurrencyError`. An async summarizer is awaited natively on the caller's loop (see
-`store._summarize.CallerLoop`). A cancelled call (a timeout, say) is not abandoned in its
-thread: an async summary in flight is cancelled (the compaction appends nothing), anything
-else the worker started completes, and the cancellation is raised once it has.
+`store._summarize.CallerLoop`).
+
+A cancelled call (`task.cancel()`, `asyncio.timeout`, `wait_for`) either never ran or ran to
+its end and says so, as a sync call would, so a retry never stores a message twice:
+
+- cancelled before a worker took it (waiting for the handle's previous call, or for a free
+  worker thread), it raises `CancelledError` (`TimeoutError` from a timeout) and never runs;
+- cancelled once a worker has it, the call runs to its end: it returns its value (what it
+  stored) or raises its own error (which says what it stored, if anything). An async
+  summarizer or confirm callback it is awaiting on the caller's loop is cancelled, so a
+  compaction in progress appends nothing and fails with `CompactionError` ("...its caller was
+  cancelled"); a check's `CompactionError.check` then names the prune it appended before. The
+  cancellation is not lost: the task's next await raises `CancelledError`, unless it came
+  from a timeout, which then lets the value through (`await asyncio.wait_for(s.append_user(
+  text), 0.001)` returns the stored message).
+
+So `CancelledError` or `TimeoutError` raised by a store call means it wrote nothing; any
+other outcome is the call's own. (On Python 3.11 only, `wait_for` whose own awaiting task is
+cancelled drops the value of a call that completed: prefer `asyncio.timeout` there.)
 """
 
 from __future__ import annotations
@@ -71,7 +87,10 @@ class AsyncSession:
     """A `Session` whose methods are awaited; get one from an `AsyncSessionStore`.
 
     The properties read the handle as it last saw the session, with no I/O (`await
-    refresh()` first to fold in other writers' events)."""
+    refresh()` first to fold in other writers' events). A cancelled call either never ran
+    (`CancelledError`, `TimeoutError` from a timeout) or ran to its end and returns or raises
+    as it would have; its task's next await then takes the cancellation (see the module's
+    docstring). Calls run one at a time, in the order awaited."""
 
     def __init__(self, session: Session, workers: Workers) -> None:
         self.sync = session
@@ -296,7 +315,11 @@ class AsyncSessionStore:
     """A `SessionStore` whose methods are awaited. `AsyncSessionStore(url, **options)` takes
     `SessionStore`'s options and opens the database in a worker on first use (`async with`
     opens it at once, so a missing database fails there); `from_store` wraps an open one.
-    `close()` closes the `SessionStore` underneath too."""
+    `close()` closes the `SessionStore` underneath too.
+
+    A cancelled call either never ran (`CancelledError`, `TimeoutError` from a timeout: nothing
+    written) or ran to its end and returns or raises as it would have, its task's next await
+    then taking the cancellation (see the module's docstring)."""
 
     def __init__(
         self,
@@ -396,6 +419,9 @@ class AsyncSessionStore:
 
     async def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
         return await self._run(lambda s: s.purge(session_id, reason=reason))
+
+    async def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
+        return await self._run(lambda s: s.parts_to_purge(session_id))
 
     async def read(
         self, session_id: str, from_seq: int = 1, to_seq: int | None = None

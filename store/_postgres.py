@@ -195,19 +195,25 @@ class PostgresRecorder(SqlRecorder):
         import psycopg
 
         with self._errors():
-            pooled = self.engine.raw_connection()
+            try:  # the pool's connect and checkout ping raise the driver's errors as they are
+                pooled = self.engine.raw_connection()
+            except psycopg.Error as exc:
+                raise self._driver_error(statement, exc) from exc
             try:
                 driver: psycopg.Connection[Any] = pooled.driver_connection  # type: ignore[assignment]
-                driver.autocommit = True
                 try:
+                    driver.autocommit = True  # on a connection the server dropped, this fails
                     yield driver
                 except psycopg.IntegrityError:
                     raise LostRace from None
                 except psycopg.Error as exc:
+                    if driver.broken or driver.closed:  # not back into the pool: a new one next
+                        pooled.invalidate(exc)
                     raise self._driver_error(statement, exc) from exc
                 finally:
                     with contextlib.suppress(psycopg.Error):
-                        driver.autocommit = False
+                        if not driver.broken and not driver.closed:
+                            driver.autocommit = False
             finally:
                 pooled.close()
 

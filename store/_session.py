@@ -491,9 +491,7 @@ class Session:
         parent. Content written before it was a body (inline in its event) cannot be deleted
         without breaking the chain: `InvalidArgument` says so."""
         wanted = _part_ids(part_ids)
-        check.text("reason", reason)
-        if not 1 <= len(reason) <= 500:
-            raise InvalidArgument(f"reason must be 1 to 500 characters, got {len(reason)}")
+        check.redaction_reason(reason)
         self._catch_up()
         event = plan_redaction(self._log.recorder, self.id, self.version, wanted, reason)
         if event is None:

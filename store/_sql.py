@@ -216,6 +216,8 @@ class SqlRecorder:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
         self.url = engine.url
+        self._dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
+        """The DB-API driver's base error (PEP 249), which `_errors` translates too."""
         self._lock: AbstractContextManager[object] = nullcontext()
         """Held around each use of the database: a backend whose connection must not be used
         by two threads at once sets a lock here."""
@@ -226,7 +228,13 @@ class SqlRecorder:
     def _errors(self) -> Iterator[None]:
         """Every driver error of a database that cannot be reached, opened or written becomes
         `DatabaseUnavailable`, with the password hidden. A unique key that a write finds taken
-        is `LostRace`: only a racing writer takes one."""
+        is `LostRace`: only a racing writer takes one.
+
+        The driver's own errors count too, not only SQLAlchemy's wrapping of them: the pool
+        raises them as they are when it opens a connection for `raw_connection()` (a server
+        refusing connections, a file that is no longer a database), and the backends' fast
+        paths call the driver directly."""
+        driver_error = self._dbapi_error
         try:
             with self._lock:
                 yield
@@ -234,6 +242,12 @@ class SqlRecorder:
             raise LostRace from None
         except sa.exc.DBAPIError as exc:
             raise self._unavailable(exc) from exc
+        except driver_error as exc:
+            wrapped = sa.exc.DBAPIError.instance(None, None, exc, driver_error)
+            assert isinstance(wrapped, sa.exc.DBAPIError)  # a DB-API error is always wrapped
+            if isinstance(wrapped, sa.exc.IntegrityError):
+                raise LostRace from None
+            raise self._unavailable(wrapped) from exc
 
     def _unavailable(self, exc: sa.exc.DBAPIError) -> DatabaseUnavailable:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)

@@ -286,14 +286,21 @@ class SessionStore:
         was left to delete. Bodies another session also holds stay for that session. See
         `Session.redact`."""
         check_session_id(session_id)
-        check.text("reason", reason)
-        if not 1 <= len(reason) <= 500:
-            raise InvalidArgument(f"reason must be 1 to 500 characters, got {len(reason)}")
+        check.redaction_reason(reason)
         head = self._log.version(session_id)
         event = plan_redaction(self._recorder, session_id, head, None, reason)
         if event is None:
             return None
         return self._log.append(session_id, [event], None)[0]
+
+    def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
+        """The ids of the parts `purge(session_id)` would name now, in the order they were
+        appended (none when all content is redacted already); nothing is appended. What a
+        caller shows before asking whether to go on."""
+        check_session_id(session_id)
+        head = self._log.version(session_id)
+        event = plan_redaction(self._recorder, session_id, head, None, "purged")
+        return () if event is None else event.part_ids
 
     # reading
 
@@ -331,8 +338,8 @@ class SessionStore:
             app=check.optional_label("app", app),
             user=check.optional_label("user", user),
             tag=check.optional_label("tag", tag),
-            limit=check.optional_integer("limit", limit, minimum=0),
-            offset=check.integer("offset", offset, minimum=0),
+            limit=check.optional_integer("limit", limit, minimum=0, maximum=check.SQL_INT_MAX),
+            offset=check.integer("offset", offset, minimum=0, maximum=check.SQL_INT_MAX),
         )
         return self._recorder.sessions(where)
 

@@ -236,6 +236,10 @@ class CallerLoop:
             self._summary = summary
         try:
             return summary.result()
+        except concurrent.futures.CancelledError:
+            if self._cancelled:  # not the summarizer's own doing: say whose
+                raise concurrent.futures.CancelledError("its caller was cancelled") from None
+            raise
         finally:
             with self._lock:
                 self._summary = None

@@ -123,6 +123,7 @@ def read_export(lines: Iterable[str]) -> Export:
     session_id: str | None = None
     links: list[ChainLink] = []
     line_numbers: list[int] = []  # the file line of each link
+    event_lines: dict[str, int] = {}  # the file line of each event id
     texts: dict[str, str] = {}
     redacted: set[str] = set()
     for number, text in enumerate(lines, start=1):
@@ -141,6 +142,13 @@ def read_export(lines: Iterable[str]) -> Export:
             raise ImportRefused(
                 f"holds session {brief(envelope['session_id'])}, but the file began with "
                 f"{session_id!r}; an export holds one session",
+                number,
+            )
+        first_line = event_lines.setdefault(envelope["event_id"], number)
+        if first_line != number:  # the chain may hold, but no store can hold it twice
+            raise ImportRefused(
+                f"event id {brief(envelope['event_id'])} is the one of line {first_line} "
+                "again; each event of a session has an id of its own",
                 number,
             )
         links.append(_link(envelope, number))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import threading
 from collections.abc import Callable
@@ -51,9 +52,13 @@ class Workers:
     async def run(self, call: Callable[[], _R]) -> _R:
         """`call()` in a worker, in the caller's context, async summaries awaited here.
 
-        Cancelled, it returns once the worker has stopped: at once if it had not started, else
-        when its call is done (a summary in flight is cancelled, so a compaction appends
-        nothing), and the handle's next call starts after it, never beside it."""
+        Cancelled (`task.cancel()`, a timeout) before a worker took the call, it raises
+        `CancelledError` at once and the call never runs. Cancelled once a worker has it, the
+        call runs to its end (an async summary or confirm it awaits on this loop is cancelled,
+        so a compaction in progress appends nothing), and this returns its value or raises its
+        error, as if it had not been cancelled: a call that wrote says so. The cancellation is
+        not lost: it reaches the task at its next await (`_cancel_at_next_await`). The
+        handle's next call starts after this one, never beside it."""
         caller = CallerLoop(asyncio.get_running_loop())
 
         def in_worker() -> _R:
@@ -71,12 +76,14 @@ class Workers:
         try:
             return await asyncio.shield(done)
         except asyncio.CancelledError:
+            if work.cancel():
+                raise  # no worker took it: it never runs
             caller.cancel()
-            if not work.cancel():
+        while not done.done():  # cancelled again meanwhile (a second timeout, say): still wait
+            with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait([done])
-                if not done.cancelled():
-                    done.exception()  # its outcome goes nowhere: the caller gave up on it
-            raise
+        _cancel_at_next_await()
+        return done.result()
 
     def shut_down(self) -> None:
         """Let the pool's threads end once idle; a later call starts a new pool."""
@@ -84,3 +91,25 @@ class Workers:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False)
+
+
+def _cancel_at_next_await() -> None:
+    """Cancel the current task again at its next await, if the cancellation it took is still
+    asked for then.
+
+    A call that completed after its task was cancelled returns its value, so the task's code
+    goes on until its next await; that await raises `CancelledError`, and the task ends as its
+    canceller asked. A timeout (`asyncio.timeout`, `wait_for`) that asked has by then withdrawn
+    its request (`Task.uncancel`, on leaving its block with the value): the value stands and
+    nothing is raised. When this call was the task's whole coroutine (`wait_for` on Python
+    3.11 runs it in a task of its own), the task is done by then and keeps the value."""
+    task = asyncio.current_task()
+    if task is None:
+        return
+
+    def cancel_again() -> None:
+        if not task.done() and task.cancelling():
+            task.uncancel()  # the request is delivered again, not counted twice
+            task.cancel()
+
+    asyncio.get_running_loop().call_soon(cancel_again)

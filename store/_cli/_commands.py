@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 import sys
+import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -16,6 +19,7 @@ import sqlalchemy as sa
 from rich.progress import Progress
 
 from projections import diff_contexts
+from store._arguments import SQL_INT_MAX
 from store._backends import open_recorder, resolve_url
 from store._cli import _views as views
 from store._cli._app import (
@@ -86,8 +90,10 @@ def demo(app: Cli, turns: int) -> int:
 @click.option("--app", "app_name", metavar="APP", help="Only the sessions of this app.")
 @click.option("--user", metavar="USER", help="Only the sessions of this user.")
 @click.option("--tag", metavar="TAG", help="Only the sessions with this tag.")
-@click.option("--limit", type=click.IntRange(min=0), help="At most this many sessions.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
+@click.option("--limit", type=click.IntRange(0, SQL_INT_MAX), help="At most this many sessions.")
+@click.option(
+    "--offset", type=click.IntRange(0, SQL_INT_MAX), default=0, help="Skip this many first."
+)
 @json_option
 @pass_cli
 def list_sessions(
@@ -191,16 +197,40 @@ def replay_point(value: str | None) -> int | datetime | None:
 @click.argument("session_id", metavar="ID")
 @click.argument("part_ids", nargs=-1, metavar="[PART]...")
 @click.option("--reason", required=True, help="Shown where the content was: [redacted: REASON].")
+@click.option("--all", "every", is_flag=True, help="Every part of the session (name no PART).")
+@click.option("-y", "--yes", is_flag=True, help="With --all on a terminal: do not ask first.")
 @json_option
 @pass_cli
 def redact(
-    app: Cli, session_id: str, part_ids: tuple[str, ...], reason: str, as_json: bool
-) -> None:
-    """Delete what parts said, for good (every part of the session when none is named): their
-    bytes leave the database, the chain still verifies."""
+    app: Cli,
+    session_id: str,
+    part_ids: tuple[str, ...],
+    reason: str,
+    every: bool,
+    yes: bool,
+    as_json: bool,
+) -> int:
+    """Delete what parts said, for good (with --all, every part of the session): their bytes
+    leave the database, the chain still verifies. On a terminal, --all first says how many
+    parts it deletes and asks (--yes does not ask)."""
+    if part_ids and every:
+        raise click.UsageError("name parts or --all, not both")
+    if not part_ids and not every:
+        raise click.UsageError(
+            "name the parts to redact, or --all to redact every part of the session"
+        )
     if part_ids:
         event = app.store.session(session_id).redact(part_ids, reason=reason)
     else:
+        if not yes and _interactive():
+            count = len(app.store.parts_to_purge(session_id))
+            if count and not click.confirm(
+                f"delete what {count} {'part' if count == 1 else 'parts'} of {session_id} "
+                "said, for good?",
+                err=True,
+            ):
+                click.echo("nothing redacted", err=True)
+                return 1
         event = app.store.purge(session_id, reason=reason)
     redacted = list(event.payload.part_ids) if event else []  # type: ignore[attr-defined]
     if as_json:
@@ -209,6 +239,13 @@ def redact(
         click.echo("nothing to redact: all of it is redacted already")
     else:
         click.echo(f"redacted {len(redacted)} parts at seq {event.seq}")
+    return 0
+
+
+def _interactive() -> bool:
+    """Whether someone can answer a question: stdin and stderr (where it is asked) are a
+    terminal. A script's stdin is not, so it is never left waiting for an answer."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 @cli.command()
@@ -452,7 +489,7 @@ def verify(
     if checkpoint_file is not None and not every:
         raise click.UsageError("--checkpoint goes with --all: a checkpoint holds every session")
     if checkpoint_file is not None:
-        _check_folder(checkpoint_file)
+        _check_target(checkpoint_file)
     against = Checkpoint.loads(_read_text(against_file)) if against_file is not None else None
     if session_id is not None:
         reports = [app.reader.verify(session_id, against=against)]
@@ -502,7 +539,7 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
     """Write the session's events as JSONL (one envelope per line, hashes included), then the
     bodies they reference (one per line)."""
     if output is not None:
-        _check_folder(output)
+        _check_target(output)
     lines = app.reader.export_session(session_id)
     if output is None:
         for line in lines:
@@ -518,21 +555,60 @@ def _sessions(count: int) -> str:
     return f"{count} session" if count == 1 else f"{count} sessions"
 
 
-def _check_folder(output: Path) -> None:
+def _check_target(output: Path) -> None:
+    """A file a command writes (`export -o`, `verify --checkpoint`) is a new path or a regular
+    file, which it replaces whole. Anything else is refused before anything is read or
+    written: the new file is renamed over the target, which would put a text file in place of
+    a device (`/dev/full`), a pipe or a socket, and in place of a symbolic link rather than
+    the file it points to."""
     if not output.parent.is_dir():
         raise click.ClickException(f"cannot write {output}: no folder {output.parent}")
+    try:
+        mode = output.lstat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
+    if stat.S_ISREG(mode):
+        return
+    kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+    raise click.ClickException(
+        f"cannot write {output}: it is {kind}, and only a regular file or a new path is "
+        "replaced (name the file itself, or write to stdout and redirect it)"
+    )
+
+
+_FILE_KINDS = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
 
 
 def _write_lines(output: Path, lines: Iterable[str]) -> int:
-    """Write `lines` to `output` beside it and rename it over: a failed write leaves neither a
-    half-written target nor the partial file behind. Returns how many lines it wrote."""
-    partial = output.with_name(f".{output.name}.partial")
+    """Write `lines` to a new file beside `output` and rename it over: a failed write leaves
+    neither a half-written target nor the partial file behind. The partial file is created
+    anew (never through a file or link already at its name) with the permissions a new file
+    gets, and the target is checked again just before the rename. Returns how many lines it
+    wrote."""
+    try:
+        descriptor, name = tempfile.mkstemp(
+            prefix=f".{output.name}.", suffix=".partial", dir=output.parent
+        )
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
+    partial = Path(name)
     count = 0
     try:
-        with partial.open("w", encoding="utf-8", newline="\n") as file:
+        with open(descriptor, "w", encoding="utf-8", newline="\n") as file:
+            os.chmod(descriptor, 0o666 & ~_umask())
             for line in lines:
                 file.write(line + "\n")
                 count += 1
+        _check_target(output)  # nothing took its place while the lines were written
         partial.replace(output)
     except BaseException as exc:
         partial.unlink(missing_ok=True)
@@ -540,6 +616,13 @@ def _write_lines(output: Path, lines: Iterable[str]) -> int:
             raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
         raise
     return count
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: set it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @cli.command("import")

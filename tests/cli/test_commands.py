@@ -57,6 +57,18 @@ def test_ls_filters_by_app_user_and_tag_and_pages(cli: Cli) -> None:
     assert refused.code != 0 and "app must be None or 1 to 128 characters" in refused.err
 
 
+def test_ls_refuses_a_limit_or_offset_no_database_takes(cli: Cli) -> None:
+    huge = str(10**30)
+    for option in ("--limit", "--offset"):
+        run = cli("ls", option, huge)
+        assert (run.code, run.out, run.err) == (
+            2,
+            "",
+            f"sessionstore: error: Invalid value for '{option}': {huge} is not in the range "
+            "0<=x<=9223372036854775807. (see sessionstore ls --help)\n",
+        )
+
+
 def test_ls_shows_each_session_with_its_live_size(cli: Cli) -> None:
     run = cli("ls")
     total = cli("ls", "--json")
@@ -495,10 +507,10 @@ def test_redact_deletes_a_part_and_the_session_still_verifies(cli: Cli) -> None:
     assert next(m for m in after if m["role"] == "tool")["content"] == "[redacted: leaked]"
     assert after[0] == shown[0]  # the rest is as it was
     assert cli("verify", "s1").code == 0
-    everything = cli("redact", "s1", "--reason", "user asked")
+    everything = cli("redact", "s1", "--all", "--reason", "user asked")
     assert everything.out.startswith("redacted ")
     assert (
-        cli("redact", "s1", "--reason", "again").out
+        cli("redact", "s1", "--all", "--reason", "again").out
         == "nothing to redact: all of it is redacted already\n"
     )
 

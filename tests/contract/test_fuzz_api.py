@@ -74,6 +74,11 @@ datetimes = st.one_of(
     ),
 )
 texts = st.text(st.characters(exclude_categories=()), max_size=30)  # NUL and lone surrogates too
+surrogates = st.builds(  # a lone surrogate in plausible text, where a draw rarely puts one
+    lambda head, surrogate: f"{head}{surrogate}",
+    st.sampled_from(["", "a leaked key "]),
+    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+)
 ids = st.text(st.characters(codec="ascii", categories=["L", "N"]), min_size=1, max_size=8)
 edge_ints = st.sampled_from(
     [-1, 0, 1, 2**31 - 1, 2**31, 2**63 - 1, 2**63, -(2**63) - 1, 2**64, 10**30, 10**100]
@@ -512,7 +517,7 @@ def session_calls(w: World, draw: Draw) -> dict[str, Callable[[], Call]]:
         "redact": lambda: call(
             s.redact,
             part_ids=draw(either(st.lists(w.part_ids(), max_size=2))),
-            reason=draw(either(texts)),
+            reason=draw(either(st.one_of(texts, surrogates))),
         ),
         "revert": lambda: call(s.revert, to_message_id=draw(either(w.message_ids()))),
         "pin": lambda: call(s.pin, message_id=draw(either(w.message_ids()))),
@@ -571,13 +576,22 @@ def store_calls(w: World, draw: Draw) -> dict[str, Callable[[], Call]]:
         "session": lambda: call(st_.session, session_id=session_id()),
         "version": lambda: call(st_.version, session_id=session_id()),
         "session_info": lambda: call(st_.session_info, session_id=session_id()),
-        "sessions": lambda: call(st_.sessions),
+        "sessions": lambda: call(
+            st_.sessions,
+            limit=draw(maybe(st.one_of(st.none(), st.integers(0, 5), edge_ints))),
+            offset=draw(maybe(st.one_of(st.integers(0, 5), edge_ints))),
+        ),
         "stats": lambda: call(st_.stats),
         "summaries": lambda: call(
-            st_.summaries, session_id=draw(maybe(st.one_of(st.none(), w.sessions())))
+            st_.summaries,
+            session_id=draw(maybe(st.one_of(st.none(), w.sessions()))),
+            limit=draw(maybe(st.one_of(st.none(), st.integers(0, 5), edge_ints))),
+            offset=draw(maybe(st.one_of(st.integers(0, 5), edge_ints))),
         ),
         "verify": lambda: call(st_.verify, session_id=session_id()),
-        "purge": lambda: call(st_.purge, session_id=session_id(), reason=draw(maybe(texts))),
+        "purge": lambda: call(
+            st_.purge, session_id=session_id(), reason=draw(maybe(st.one_of(texts, surrogates)))
+        ),
         "export_session": lambda: call(
             lambda **a: list(st_.export_session(**a)), session_id=session_id()
         ),

@@ -271,3 +271,19 @@ def test_a_secret_in_a_message_envelope_is_redacted_with_its_parts(
         [stored] = reopened.session(s.id).context().messages
         assert stored.native == Native(api="sessionstore.redacted", value="[redacted: leaked]")
         assert SECRET not in "\n".join(reopened.export_session(s.id))
+
+
+def test_parts_to_purge_names_what_purge_would_delete_and_appends_nothing(
+    store: SessionStore, backend: Backend
+) -> None:
+    s = store.create_session(model="m")
+    ids = [s.append_user(f"message {n}").parts[0].id for n in range(3)]
+    before = backend.table_rows()
+    assert store.parts_to_purge(s.id) == tuple(ids)
+    assert backend.table_rows() == before
+    s.redact([ids[1]], reason="one")
+    assert store.parts_to_purge(s.id) == tuple(ids)  # as purge names them: each part again
+    purged = store.purge(s.id, reason="all")
+    assert purged is not None and purged.payload.part_ids == tuple(ids)  # type: ignore[attr-defined]
+    assert store.parts_to_purge(s.id) == ()
+    assert store.version(s.id) == 6  # start, 3 messages, redaction, purge: no previews

@@ -192,6 +192,32 @@ def test_an_old_export_holding_negative_zero_is_refused_not_stored_unverifiable(
     assert backend.table_rows() == before
 
 
+def test_an_export_that_repeats_an_event_id_is_refused_with_its_line(
+    store: SessionStore, backend: Backend
+) -> None:
+    """Its chain holds (recomputed over the repeated id), but no store can hold an event id
+    twice in a session: the file is what is wrong, not the store (it was `SessionExists`)."""
+    source = SessionStore("sqlite:///:memory:")
+    s = source.create_session()
+    s.append_user("first")
+    s.append_user("second")
+    lines = list(source.export_session(s.id))
+    repeated = json.loads(lines[2])
+    repeated["event_id"] = json.loads(lines[1])["event_id"]
+    crafted = rechained([lines[0], lines[1], json.dumps(repeated), *lines[3:]])
+    before = backend.table_rows()
+
+    with pytest.raises(ImportRefused) as refused:
+        store.import_session(crafted)
+    assert (type(refused.value), str(refused.value)) == (
+        ImportRefused,
+        f"line 3: event id {repeated['event_id']!r} is the one of line 2 again; each event of "
+        "a session has an id of its own",
+    )
+    assert backend.table_rows() == before
+    assert store.sessions() == []
+
+
 def test_unicode_line_separators_survive_a_round_trip(store: SessionStore) -> None:
     s = store.create_session(title="seps")
     s.append_user("one\u2028two\u2029three\x85four")

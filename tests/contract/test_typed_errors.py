@@ -205,6 +205,11 @@ SESSION_CALLS: dict[str, tuple[Callable[[Session], object], type[SessionStoreErr
         InvalidArgument,
         "restore_pruned must be a bool, got None",
     ),
+    "redact with a lone surrogate in its reason": (
+        lambda s: s.redact([s.context().messages[0].parts[0].id], reason="leak \ud800"),
+        InvalidEvent,
+        r"^reason: text is not valid UTF-8 \(lone surrogate at offset 5\)$",
+    ),
 }
 
 
@@ -227,6 +232,26 @@ def test_a_bad_session_call_is_a_typed_error_and_writes_nothing(
 
 
 STORE_CALLS: dict[str, tuple[Callable[[SessionStore], object], type[SessionStoreError], str]] = {
+    "sessions with a limit past any backend's integers": (
+        lambda st: st.sessions(limit=10**30),
+        InvalidArgument,
+        f"^limit must be an int from 0 to 9223372036854775807, or None, got int {10**30}$",
+    ),
+    "sessions with an offset past any backend's integers": (
+        lambda st: st.sessions(offset=2**63),
+        InvalidArgument,
+        "^offset must be an int from 0 to 9223372036854775807, got int 9223372036854775808$",
+    ),
+    "summaries with a limit past any backend's integers": (
+        lambda st: st.summaries(limit=2**63),
+        InvalidArgument,
+        f"^limit must be an int from 0 to {2**63 - 1}, or None, got int {2**63}$",
+    ),
+    "purge with a lone surrogate in its reason": (
+        lambda st: st.purge("s1", reason="\udfff"),
+        InvalidEvent,
+        r"^reason: text is not valid UTF-8 \(lone surrogate at offset 0\)$",
+    ),
     "create_session with context_window 0": (
         lambda st: st.create_session(context_window=0),
         InvalidArgument,
