@@ -195,7 +195,13 @@ class AgentsSession(SessionABC):
 
     async def _atomic_replace_items(self, items: list[Any]) -> bool:
         """Replace the whole history by `items` in one transaction (the SDK's compaction
-        session's manual `run_compaction`), so a failure never leaves it half-replaced."""
+        session's manual `run_compaction`), so a failure never leaves it half-replaced.
+
+        A subclass gets `False`, and the compaction session replaces through its
+        `clear_session` and `add_items`, as for the SDK's `SQLiteSession`: one transaction here
+        would bypass what its methods do to the items."""
+        if type(self) is not AgentsSession:
+            return False
         return await asyncio.to_thread(self._replace, None, list(items), None)
 
     def _replace(
@@ -258,7 +264,7 @@ class AgentsSession(SessionABC):
 
     def _add_fresh(self, items: list[Any]) -> None:
         fresh = []
-        for item in map(_plain, items):
+        for item in [_plain(item) for item in items]:  # all checked before any is counted
             key = _fingerprint(item)
             if self._added_early[key] > 0:
                 self._added_early[key] -= 1
@@ -374,11 +380,16 @@ def item_of(message: Message | LiveMessage) -> Any:
 
 
 def _plain(item: Any) -> dict[str, Any]:
-    """An item as its JSON dict (the SDK passes dicts, and sometimes its pydantic models)."""
+    """An item as its JSON dict (the SDK passes dicts, and sometimes its pydantic models);
+    `InvalidArgument` for one that is not JSON (the SDK's own sessions refuse it too)."""
     if hasattr(item, "model_dump"):
         item = item.model_dump(mode="json", exclude_unset=True)
     if not isinstance(item, dict):
         raise InvalidArgument(f"an Agents SDK item is a dict, not {type(item).__name__}")
+    try:
+        json.dumps(item, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"an Agents SDK item must be JSON: {exc}") from None
     return item
 
 

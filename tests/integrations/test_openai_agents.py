@@ -20,7 +20,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from store import SessionStore
+from store import InvalidArgument, SessionStore
 from store.integrations.openai_agents import AgentsSession, context_filter
 
 set_tracing_disabled(True)  # no network: the SDK would send its traces to OpenAI
@@ -363,3 +363,47 @@ def test_a_tail_replacement_after_another_write_writes_nothing(store: SessionSto
     refused, after_refusal, replaced, items = asyncio.run(steps())
     assert not refused and after_refusal == [*first, {"role": "user", "content": "three"}]
     assert replaced and items == [*first, {"role": "user", "content": "S"}]
+
+
+def test_an_item_that_is_not_json_raises_and_writes_nothing(tmp_path: Path) -> None:
+    async def steps() -> list[Any]:
+        with SessionStore(f"sqlite:///{tmp_path / 'j.db'}") as store:
+            session = AgentsSession("json", store)
+            good = {"role": "user", "content": "fine"}
+            with pytest.raises(InvalidArgument, match="must be JSON"):
+                await session.add_items([good, {"role": "user", "content": object()}])
+            with pytest.raises(InvalidArgument, match="must be JSON"):
+                await session.add_items([{"role": "user", "content": float("nan")}])
+            return await session.get_items()
+
+    assert asyncio.run(steps()) == []
+
+
+def test_a_subclass_replaces_through_its_own_methods(tmp_path: Path) -> None:
+    """As the SDK's `SQLiteSession`: what a subclass does to the items (here it only counts
+    them) is not bypassed by a replacement in one transaction."""
+    from agents.memory import OpenAIResponsesCompactionSession
+
+    class Counted(AgentsSession):
+        added: list[Any]
+
+        async def add_items(self, items: list[Any]) -> None:
+            self.added.extend(items)
+            await super().add_items(items)
+
+    summary = [{"type": "compaction", "id": "cmp_1", "encrypted_content": "opaque"}]
+    client = FakeCompactClient(summary)
+
+    async def steps() -> tuple[list[Any], list[Any], Any]:
+        with SessionStore(f"sqlite:///{tmp_path / 's.db'}") as store:
+            backend = Counted("sub", store)
+            backend.added = []
+            await backend.add_items([{"role": "user", "content": "old"}])
+            session = OpenAIResponsesCompactionSession("sub", backend, client=client)  # type: ignore[arg-type]
+            await session.run_compaction({"force": True})
+            snapshot = await backend._get_compaction_snapshot(5)
+            return backend.added, await backend.get_items(), snapshot
+
+    added, items, snapshot = asyncio.run(steps())
+    assert items == summary and added == [{"role": "user", "content": "old"}, *summary]
+    assert snapshot is None
