@@ -178,9 +178,14 @@ class AsyncSession:
         return await self._run(lambda: call(call_id, output))
 
     async def append_message(
-        self, message: Message, *, state: Mapping[str, Any] | None = None
+        self,
+        message: Message,
+        *,
+        state: Mapping[str, Any] | None = None,
+        event_id: str | None = None,
     ) -> Message:
-        return await self._run(lambda: self.sync.append_message(message, state=state))
+        call = functools.partial(self.sync.append_message, state=state, event_id=event_id)
+        return await self._run(lambda: call(message))
 
     async def append_anthropic(self, message: object) -> Message:
         return await self._run(lambda: self.sync.append_anthropic(message))
@@ -219,9 +224,14 @@ class AsyncSession:
         return await self._run(lambda: self.sync.configure(**changes))
 
     async def append_record(
-        self, kind: str, *natives: Native, state: Mapping[str, Any] | None = None
+        self,
+        kind: str,
+        *natives: Native,
+        state: Mapping[str, Any] | None = None,
+        event_id: str | None = None,
     ) -> Record:
-        return await self._run(lambda: self.sync.append_record(kind, *natives, state=state))
+        call = functools.partial(self.sync.append_record, state=state, event_id=event_id)
+        return await self._run(lambda: call(kind, *natives))
 
     async def pop(self) -> Message | None:
         return await self._run(self.sync.pop)

@@ -361,12 +361,17 @@ class Session:
 
     @_serialized
     def append_message(
-        self, message: Message, *, state: Mapping[str, Any] | None = None
+        self,
+        message: Message,
+        *,
+        state: Mapping[str, Any] | None = None,
+        event_id: str | None = None,
     ) -> Message:
         """Append any message; parts without a token count are counted now. `state` sets keys
         of the session's state in the same transaction (a framework's event that says
         something and changes state, as an ADK event with a `state_delta`), as
-        `update_state` would."""
+        `update_state` would. `event_id` is the idempotency key of the message's event (see
+        `NewEvent`), for a framework whose own event ids must be unique in a session."""
         if not isinstance(message, Message):
             raise InvalidArgument(f"message must be a Message, got {described(message)}")
         changes = self._state_changes(state)
@@ -377,7 +382,7 @@ class Session:
         if message.role == "user":
             parts = tuple(self._shortened(part) for part in parts)
         counted = message.model_copy(update={"parts": parts})
-        self.append_events([MessageAppended(message=counted), *changes])
+        self.append_events([_keyed(MessageAppended(message=counted), event_id), *changes])
         return counted
 
     def _shortened(self, part: Part) -> Part:
@@ -608,14 +613,17 @@ class Session:
 
     @_serialized
     def append_record(
-        self, kind: str, *natives: Native, state: Mapping[str, Any] | None = None
+        self,
+        kind: str,
+        *natives: Native,
+        state: Mapping[str, Any] | None = None,
+        event_id: str | None = None,
     ) -> Record:
         """Keep a framework's or a source's entry that is not a message (a Claude Code
         `file-history-snapshot` line, an ADK event that only changes state), verbatim: one
         `RecordAppended` event whose record holds each `native` as a part. It is in the log,
         exports and audits (`SessionStore.read`), never in the context; its content is stored
-        and redactable like a message's. `state` sets keys of the session's state in the same
-        transaction, as in `append_message`."""
+        and redactable like a message's. `state` and `event_id` as in `append_message`."""
         changes = self._state_changes(state)
         for native in natives:
             if not isinstance(native, Native):
@@ -625,7 +633,7 @@ class Session:
             record = Record(kind=kind, parts=tuple(NativePart(native=n) for n in natives))
         except ValidationError as exc:
             raise InvalidArgument(f"not a valid record: {describe_validation_error(exc)}") from None
-        self.append_events([RecordAppended(record=record), *changes])
+        self.append_events([_keyed(RecordAppended(record=record), event_id), *changes])
         return record
 
     # lifecycle: what agent frameworks' sessions do besides appending
@@ -1255,6 +1263,11 @@ class Session:
             raise InvalidEvent("a message answers one tool call twice")
         for call_id in answered:
             self._pending_call(call_id)
+
+
+def _keyed(payload: Payload, event_id: str | None) -> Payload | NewEvent:
+    """The payload, under the caller's idempotency key when it chose one."""
+    return payload if event_id is None else NewEvent(payload, event_id)
 
 
 def _check_confirm(confirm: object) -> None:

@@ -89,6 +89,16 @@ def message_of(message: BaseMessage) -> Message:
         ) from None
 
 
+def unanswered(message: ToolMessage) -> Message:
+    """A `ToolMessage` that no pending call waits for (LangChain's own histories take one), kept
+    whole and verbatim: not a tool result, which needs its call, but a message of its own that
+    `base_message_of` gives back as it came, so LangChain shows the model what it would show
+    it. Its part only names its kind, for sessionstore's own renders."""
+    kept = _verbatim(message)
+    marker = NativePart(native=Native(api=LANGCHAIN, value={"type": "tool"}))
+    return Message(role="user", parts=(marker,), native=Native(api=LANGCHAIN, value=kept))
+
+
 def base_message_of(message: Message | LiveMessage) -> BaseMessage:
     """The LangChain message a sessionstore message was recorded from (`message_of`'s inverse),
     deep-equal to it; a tool result shown cut carries the text shown. A message sessionstore

@@ -31,7 +31,7 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
@@ -192,6 +192,22 @@ def _request_messages(data: dict[str, Any]) -> list[Message]:
     if not messages:  # a request with no parts (one interrupted before any tool returned)
         messages.append(Message(role="user", parts=(TextPart(text=""),), native=native([])))
     return messages
+
+
+def unanswered(message: Message) -> Message:
+    """A tool return's message (`messages_of`) that answers no call waiting for one, as a part
+    of its request like a bookkeeping part: its JSON whole in the message's `native`, so it comes
+    back as it came, and a marker naming its kind (no tool result: no call waits for it)."""
+    [result] = message.parts
+    assert isinstance(result, ToolResultPart) and message.native is not None
+    envelope = cast(dict[str, Any], message.native.value)  # written by `_request_messages`
+    part: dict[str, Any] = envelope["parts"][0]
+    content = json.loads(result.output) if envelope.get("content") == "json" else result.output
+    verbatim = {**envelope, "parts": [{**part, "content": content}]}
+    del verbatim["content"]
+    kind = part.get("part_kind", "tool-return")
+    marker = NativePart(native=Native(api=PYDANTIC_AI, value={"part_kind": kind}))
+    return Message(role="user", parts=(marker,), native=Native(api=PYDANTIC_AI, value=verbatim))
 
 
 def _is_tool_return(part: dict[str, Any]) -> bool:

@@ -16,8 +16,19 @@ metadata `app` and `user` (a name that is not a label, over 128 characters say, 
 its hash), so `list_sessions` is one SQL-filtered `SessionStore.sessions` query.
 
 Every appended `Event` is kept verbatim (its JSON, as ADK's `DatabaseSessionService` stores it)
-and `get_session` gives back `Event`s equal to those appended, read from the log in order, not
-from the live context (a pruned or compacted context does not change what ADK reads back):
+and `get_session` gives back `Event`s equal to those appended, read from the log, not from the
+live context (a pruned or compacted context does not change what ADK reads back), ordered as
+`DatabaseSessionService` orders them, by (timestamp, id). As there, an event id is unique in a
+session (appending it again is `IdempotencyError`), and `last_update_time` is the timestamp of
+the last event appended (of the session's creation before any).
+
+`get_session` reads the log from its newest event back, and stops where its config is met:
+`num_recent_events=n` when it holds the n latest and has read past an event older than all of
+them, `after_timestamp` at the first event before it, and at the session's creation in any
+case. So the cost follows what is asked for, not the session's length; an event appended after
+others whose timestamps are later than its own by more than those others' span is the one case
+where this differs from sorting the whole log (ADK's `Runner` appends events as it makes them).
+
 - an event with content is a message: user text is a user message; model text, thoughts (with
   their signatures) and function calls an assistant message with tool calls. Each ADK part is
   its part's `native` (a body: purged and redactable), the rest of the event the message's;
@@ -43,9 +54,12 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import heapq
 import json
 import threading
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import TracebackType
 from typing import Any, NamedTuple
 
 try:
@@ -81,6 +95,7 @@ from events import (
     Part,
     ReasoningPart,
     RecordAppended,
+    RecordedEvent,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -91,6 +106,7 @@ from store._arguments import LABEL_LENGTH
 from store._async import AsyncSessionStore
 from store._errors import (
     ConcurrencyError,
+    IdempotencyError,
     NotInContext,
     PayloadTooLarge,
     SessionExists,
@@ -109,6 +125,11 @@ EVENT_RECORD = "adk.event"
 CREATED_RECORD = "adk.session"
 """Opens each life of an ADK session (a deleted one can be created again): `get_session` reads
 the events after the last one."""
+LIFE_TAG = "adk.life:"
+"""Tags a session created again after a delete with a new life (a random id), so the event ids
+of its earlier life do not count as used (the first life has no such tag)."""
+EVENT_IDS = uuid.UUID("5f0c3c8e-7d1a-4e55-9a57-2f6b1c9d0e41")
+"""The namespace of the sessionstore event ids derived from ADK event ids (`_event_key`)."""
 RESULT_MARK = "sessionstore:result"
 """In a stored event, a function response `{"result": <the tool result's output>}`."""
 JSON_MARK = "sessionstore:json"
@@ -119,6 +140,8 @@ _SEEN_BY_ADK = frozenset(
 """Events that change what `get_session` returns; the others (pruning, restores) do not make
 an ADK session object stale."""
 _RETRIES = 5
+_FIRST_READ = 32
+"""Events `get_session` reads first from the newest back; each further read doubles."""
 
 
 class Scoped(NamedTuple):
@@ -214,6 +237,24 @@ class SessionStoreService(BaseSessionService):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         await asyncio.to_thread(self._delete_session, app_name, user_id, session_id)
 
+    async def close(self) -> None:
+        """Let go of the sessionstore sessions this service holds (their folded contexts), as
+        `DatabaseSessionService.close()` lets go of what it owns. The store is the caller's
+        and stays open; the service can be used again, and resumes each session from it."""
+        with self._guard:
+            self._handles.clear()
+
+    async def __aenter__(self) -> SessionStoreService:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         return await asyncio.to_thread(self._state_of, _user_state_id(app_name, user_id))
 
@@ -250,13 +291,15 @@ class SessionStoreService(BaseSessionService):
                 if DELETED_TAG not in handle.header.tags:
                     raise AlreadyExistsError(f"Session with id {adk_id} already exists.") from None
                 handle.update_state(remove=[k for k in handle.state() if k not in deltas.session])
-                handle.update_metadata(tags=[SESSION_TAG])  # created again after a delete
+                # created again after a delete: a new life, whose event ids start unused
+                handle.update_metadata(tags=[SESSION_TAG, LIFE_TAG + uuid.uuid4().hex])
             identity = {"app_name": app_name, "user_id": user_id, "id": adk_id}
             handle.append_record(
                 CREATED_RECORD, Native(api=ADK, value=identity), state=deltas.session
             )
         self._update_scoped(app_name, user_id, deltas)
-        return self._adk_session(ours, app_name, user_id, adk_id, [], handle.version)
+        read = self._read(ours, GetSessionConfig(num_recent_events=0))
+        return self._adk_session(ours, app_name, user_id, adk_id, read)
 
     def _get_session(
         self, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None
@@ -269,15 +312,7 @@ class SessionStoreService(BaseSessionService):
             return None
         if DELETED_TAG in handle.header.tags:
             return None
-        events: list[Event] = []
-        seen = handle.version
-        if config is None or config.num_recent_events != 0:
-            events, seen = self._events(ours)
-        if config is not None and config.after_timestamp:
-            events = [event for event in events if event.timestamp >= config.after_timestamp]
-        if config is not None and config.num_recent_events is not None:
-            events = events[-config.num_recent_events :] if config.num_recent_events else []
-        return self._adk_session(ours, app_name, user_id, session_id, events, seen)
+        return self._adk_session(ours, app_name, user_id, session_id, self._read(ours, config))
 
     def _list_sessions(self, app_name: str, user_id: str | None) -> ListSessionsResponse:
         _check_names(app_name, "" if user_id is None else user_id, None)
@@ -294,12 +329,9 @@ class SessionStoreService(BaseSessionService):
             if owner not in user_states:
                 user_states[owner] = self._state_of(_user_state_id(app_name, owner))
             state = merged(app_state, user_states[owner], self._store.session(info.id).state())
+            last = self._read(info.id, GetSessionConfig(num_recent_events=0)).last_update_time
             listed = AdkSession(
-                id=adk_id,
-                app_name=app_name,
-                user_id=owner,
-                state=state,
-                last_update_time=info.updated_at.timestamp(),
+                id=adk_id, app_name=app_name, user_id=owner, state=state, last_update_time=last
             )
             listed._storage_update_marker = str(info.version)
             sessions.append(listed)
@@ -342,7 +374,7 @@ class SessionStoreService(BaseSessionService):
                         raise
                     handle.refresh()
             session._storage_update_marker = str(handle.version)
-            session.last_update_time = self._store.session_info(ours).updated_at.timestamp()
+            session.last_update_time = event.timestamp  # as DatabaseSessionService stamps it
         self._update_scoped(session.app_name, session.user_id, deltas)
 
     def _check_not_stale(self, handle: Session, session: AdkSession) -> None:
@@ -355,27 +387,36 @@ class SessionStoreService(BaseSessionService):
             if any(recorded.type in _SEEN_BY_ADK for recorded in newer):
                 raise StaleSessionError(_STALE)
             return
-        stored_at = self._store.session_info(handle.id).updated_at.timestamp()
-        if stored_at > session.last_update_time:
-            stored, _ = self._events(handle.id)
-            last = stored[-1].id if stored else None
+        read = self._read(handle.id, GetSessionConfig(num_recent_events=1))
+        if read.last_update_time > session.last_update_time:
+            last = read.events[-1].id if read.events else None
             if last != (session.events[-1].id if session.events else None):
                 raise StaleSessionError(_STALE)
 
     def _write(self, handle: Session, event: Event, state: dict[str, Any]) -> None:
         """The event as a message (or, if the context cannot take it, a record) and the
-        session's part of its state delta, in one transaction."""
+        session's part of its state delta, in one transaction. Its sessionstore event id is
+        derived from its ADK id, so the store's unique (session, event id) refuses an ADK id
+        used already in this life of the session, as `DatabaseSessionService`'s key does
+        (the message and part ids are new on each try: never the same content)."""
         value = event.model_dump(mode="json", exclude_none=True)
-        message = message_of(handle, event, value)
-        if message is not None:
-            try:
-                handle.append_message(message, state=state)
-                return
-            except PayloadTooLarge:
-                raise
-            except (InvalidEvent, NotInContext):
-                pass  # a call id used already, say: kept as a record
-        handle.append_record(EVENT_RECORD, Native(api=ADK, value=value), state=state)
+        key = _event_key(handle, event.id)
+        try:
+            message = message_of(handle, event, value)
+            if message is not None:
+                try:
+                    handle.append_message(message, state=state, event_id=key)
+                    return
+                except PayloadTooLarge:
+                    raise
+                except (InvalidEvent, NotInContext):
+                    pass  # a call id used already, say: kept as a record
+            record = Native(api=ADK, value=value)
+            handle.append_record(EVENT_RECORD, record, state=state, event_id=key)
+        except IdempotencyError:
+            raise IdempotencyError(
+                handle.id, event.id, "an ADK event with this id is in the session already"
+            ) from None
 
     def _update_scoped(self, app_name: str, user_id: str, deltas: Scoped) -> None:
         if deltas.user:
@@ -413,24 +454,47 @@ class SessionStoreService(BaseSessionService):
 
     # reading
 
-    def _events(self, ours: str) -> tuple[list[Event], int]:
-        """The ADK events of the session's current life, in the order they were appended, and
-        the last seq read."""
-        events: list[Event] = []
-        recorded = self._store.read(ours)
-        for item in recorded:
-            payload = item.payload
-            if isinstance(payload, RecordAppended):
-                native = payload.record.parts[0].native
-                if payload.record.kind == CREATED_RECORD:
-                    events = []
-                elif payload.record.kind == EVENT_RECORD and native.api == ADK:
-                    events.append(Event.model_validate(native.value))
-            elif isinstance(payload, MessageAppended):
-                envelope = payload.message.native
-                if envelope is not None and envelope.api == ADK:
-                    events.append(event_of(payload.message))
-        return events, recorded[-1].seq if recorded else 0
+    def _read(self, ours: str, config: GetSessionConfig | None) -> _Read:
+        """The ADK events of the session's current life that `config` asks for, ordered by
+        (timestamp, id), read from the newest back only as far as it needs (see the module);
+        with the seq read up to and the last update time."""
+        want = None if config is None else config.num_recent_events
+        after = None if config is None else config.after_timestamp
+        head = self._store.version(ours)
+        found: list[tuple[float, str, RecordedEvent]] = []
+        last: float | None = None
+        high, size = head, _FIRST_READ
+        while high >= 1:
+            low = max(1, high - size + 1)
+            for recorded in reversed(self._store.read(ours, low, high)):
+                value = _event_value(recorded)
+                if value is None:
+                    continue
+                if value is _CREATED:
+                    last = recorded.recorded_at.timestamp() if last is None else last
+                    high = 0
+                    break
+                stamp = (_timestamp(value), str(value.get("id", "")))
+                last = stamp[0] if last is None else last
+                if want == 0 or (after and stamp[0] < after):
+                    high = 0
+                    break
+                found.append((*stamp, recorded))
+                if (
+                    want is not None
+                    and len(found) > want
+                    and stamp[0] < heapq.nlargest(want, found)[-1][0]
+                ):
+                    high = 0  # older than the `want` latest: they are found
+                    break
+            else:
+                high, size = low - 1, size * 2
+        found.sort(key=lambda entry: entry[:2])
+        chosen = found if want is None else found[-want:] if want else []
+        events = [_event_of(recorded) for _, _, recorded in chosen]
+        if last is None:  # no record of its creation (never in practice)
+            last = self._store.session_info(ours).updated_at.timestamp()
+        return _Read(events, head, last)
 
     def _state_of(self, ours: str) -> dict[str, Any]:
         try:
@@ -439,13 +503,7 @@ class SessionStoreService(BaseSessionService):
             return {}
 
     def _adk_session(
-        self,
-        ours: str,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        events: list[Event],
-        seen: int,
+        self, ours: str, app_name: str, user_id: str, session_id: str, read: _Read
     ) -> AdkSession:
         state = merged(
             self._state_of(_app_state_id(app_name)),
@@ -457,10 +515,10 @@ class SessionStoreService(BaseSessionService):
             app_name=app_name,
             user_id=user_id,
             state=state,
-            events=events,
-            last_update_time=self._store.session_info(ours).updated_at.timestamp(),
+            events=read.events,
+            last_update_time=read.last_update_time,
         )
-        session._storage_update_marker = str(seen)
+        session._storage_update_marker = str(read.seen)
         return session
 
     def _fresh(self, ours: str) -> Session:
@@ -504,6 +562,57 @@ _STALE = (
     "The session has been modified in storage since it was loaded. "
     "Please reload the session before appending more events."
 )
+
+
+class _Read(NamedTuple):
+    """What `get_session` read: the events, the seq it read up to (the session object's
+    revision marker) and the session's last update time."""
+
+    events: list[Event]
+    seen: int
+    last_update_time: float
+
+
+_CREATED: dict[str, Any] = {}
+"""`_event_value` of the record that opens a life of the session."""
+
+
+def _event_value(recorded: RecordedEvent) -> dict[str, Any] | None:
+    """The ADK event JSON a stored event holds (`_CREATED` for the record of a creation);
+    `None` for the rest (state changes, prunes, redacted envelopes)."""
+    payload = recorded.payload
+    if isinstance(payload, RecordAppended):
+        native = payload.record.parts[0].native
+        if payload.record.kind == CREATED_RECORD:
+            return _CREATED
+        if payload.record.kind == EVENT_RECORD and native.api == ADK:
+            return native.value if isinstance(native.value, dict) else None
+    elif isinstance(payload, MessageAppended):
+        envelope = payload.message.native
+        if envelope is not None and envelope.api == ADK and isinstance(envelope.value, dict):
+            return envelope.value
+    return None
+
+
+def _event_of(recorded: RecordedEvent) -> Event:
+    payload = recorded.payload
+    if isinstance(payload, MessageAppended):
+        return event_of(payload.message)
+    assert isinstance(payload, RecordAppended)
+    return Event.model_validate(payload.record.parts[0].native.value)
+
+
+def _timestamp(value: dict[str, Any]) -> float:
+    stamp = value.get("timestamp")
+    return float(stamp) if isinstance(stamp, int | float) else 0.0
+
+
+def _event_key(handle: Session, adk_event_id: str) -> str:
+    """The sessionstore event id of the ADK event `adk_event_id` in this life of the session:
+    the same on every try, so the store refuses the second."""
+    life = next((tag for tag in handle.header.tags if tag.startswith(LIFE_TAG)), "")
+    name = json.dumps([handle.id, life, adk_event_id], ensure_ascii=False)
+    return str(uuid.uuid5(EVENT_IDS, name))
 
 
 def _user_state_id(app_name: str, user_id: str) -> str:

@@ -22,6 +22,8 @@ summaries read (`message_of`):
   `usage_metadata` as the usage (its `input_tokens` count the cache too: they are split);
 - `ToolMessage` is the tool result of its `tool_call_id`, appended by `append_tool_result`, so
   truncation, pruning and restore apply to it (the message is kept without its text content);
+  one that no pending call waits for, which LangChain's own histories take too, is kept whole
+  as a message of its own and comes back as it came (`unanswered`);
 - in content lists, an image or file block with a URL or base64 data is a file part, and a
   block of another kind a native part (the view of a block; the block itself is in the message).
 
@@ -53,7 +55,7 @@ from typing import Any
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState
     from langchain_core.chat_history import BaseChatMessageHistory
-    from langchain_core.messages import BaseMessage, RemoveMessage
+    from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
 except ImportError as exc:  # the framework is an extra
@@ -65,10 +67,15 @@ from events import Native, ToolCallPart, ToolResultPart
 from events._arguments import described
 from projections import LiveMessage, LiveToolResult
 from store._async import AsyncSessionStore
-from store._errors import InvalidArgument, NotInContext
+from store._errors import InvalidArgument
 from store._session import Session
 from store._store import SessionStore
-from store.integrations._langchain_messages import LANGCHAIN, base_message_of, message_of
+from store.integrations._langchain_messages import (
+    LANGCHAIN,
+    base_message_of,
+    message_of,
+    unanswered,
+)
 from store.integrations._sessions import session_on_first_use
 
 __all__ = [
@@ -121,8 +128,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append the messages in order; all are checked first, so a message that cannot be
-        recorded raises `InvalidArgument` (or `NotInContext`, a result of no pending call)
-        before any is written."""
+        recorded raises `InvalidArgument` before any is written."""
         with self._lock:
             _record(self.session, list(messages))
 
@@ -219,17 +225,17 @@ class SessionStoreMiddleware(AgentMiddleware):
 
 def _record(session: Session, messages: list[BaseMessage]) -> None:
     """Append `messages` in order, after checking every one: a batch that holds a message that
-    cannot be recorded (a result of no pending call, a call id used already) writes nothing."""
+    cannot be recorded (a call id used already) writes nothing. A `ToolMessage` no pending
+    call waits for is kept as it came (`unanswered`)."""
     converted = [message_of(message) for message in messages]
     used, pending = _calls(session)
-    for message in converted:
+    for index, message in enumerate(converted):
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 if part.call_id not in pending:
-                    raise NotInContext(
-                        f"a ToolMessage answers {part.call_id!r}: no tool call of {session.id} "
-                        "is waiting for that result"
-                    )
+                    original = messages[index]
+                    assert isinstance(original, ToolMessage)
+                    converted[index] = unanswered(original)
                 pending.discard(part.call_id)
             elif isinstance(part, ToolCallPart):
                 if part.call_id in used:

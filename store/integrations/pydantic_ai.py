@@ -29,6 +29,11 @@ as a multiset: so a history passed back in, as stored or as a run left it, is no
 and a message repeated by a later run is new (pydantic-ai stamps every message and part with
 its time). The conversions are `store.integrations._pydantic_ai_messages`'s (`messages_of`,
 `model_messages_of`): each message and part is kept verbatim and comes back deep-equal.
+
+A tool return that answers no call waiting for one (a history fragment that starts with the
+returns, a second return for one call), which pydantic-ai's own type adapter accepts, is kept
+too, verbatim, in its request: not as a tool result (no call of the session waits for it), but
+as a part of its request that pydantic-ai is handed back as it came and renders as it would.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ from store.integrations._pydantic_ai_messages import (
     messages_of,
     model_message_dicts,
     model_messages_of,
+    unanswered,
 )
 
 __all__ = [
@@ -131,7 +137,7 @@ class SessionProcessor:
                 known[key] -= 1
             else:
                 fresh.extend(messages_of(model_message))
-        _check_answers(live.messages, fresh)  # before anything is written
+        fresh = _answers_kept(live.messages, fresh)
         stored = []
         for message in fresh:
             part = message.parts[0]
@@ -208,9 +214,9 @@ def _fingerprint(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _check_answers(live: Sequence[LiveMessage], fresh: Sequence[Message]) -> None:
-    """`InvalidArgument` for a tool return that answers no call waiting for one: a history
-    that does not continue the session's (nothing is stored then)."""
+def _answers_kept(live: Sequence[LiveMessage], fresh: Sequence[Message]) -> list[Message]:
+    """`fresh`, each tool return that answers no call waiting for one (in the session or
+    before it in `fresh`) kept as the request part it came as (`unanswered`)."""
     waiting = {
         part.call_id for message in live for part in message.parts if isinstance(part, ToolCallPart)
     } - {
@@ -219,14 +225,16 @@ def _check_answers(live: Sequence[LiveMessage], fresh: Sequence[Message]) -> Non
         for part in message.parts
         if isinstance(part, LiveToolResult)
     }
+    kept = []
     for message in fresh:
+        result = message.parts[0] if message.role == "tool" else None
+        if isinstance(result, ToolResultPart) and result.call_id not in waiting:
+            kept.append(unanswered(message))
+            continue
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 waiting.add(part.call_id)
             elif isinstance(part, ToolResultPart):
-                if part.call_id not in waiting:
-                    raise InvalidArgument(
-                        f"a tool return answers call {part.call_id!r}, which no stored or new "
-                        f"tool call of session waits for: the history does not continue it"
-                    )
                 waiting.discard(part.call_id)
+        kept.append(message)
+    return kept

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,12 +30,14 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions import Session as AdkSession
 from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from pydantic import Field
 
 from projections import LiveToolResult
 from store import AsyncSessionStore, SessionStore
+from store._errors import IdempotencyError
 from store.integrations.adk import SessionStoreService, context_callback
 from tests.conftest import Backend
 
@@ -413,3 +416,175 @@ def test_without_adk_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delitem(sys.modules, "store.integrations.adk")
     with pytest.raises(ImportError, match=r"pip install 'sessionstore\[adk\]'"):
         importlib.import_module("store.integrations.adk")
+
+
+# ADK's own `DatabaseSessionService` is the oracle of what follows: each case runs on it too
+# (when its `db` extra, SQLAlchemy's asyncio with greenlet, is installed; skipped otherwise).
+
+Service = SessionStoreService | DatabaseSessionService
+Steps = Callable[[Service], Awaitable[Any]]
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "adk-database"])
+def run_steps(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[Steps], Any]:
+    """Runs `steps` on our service over SQLite or PostgreSQL, or on `DatabaseSessionService`."""
+    if request.param == "adk-database":
+        try:
+            adk = DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'adk.db'}")
+        except ImportError as exc:
+            pytest.skip(f"DatabaseSessionService needs google-adk[db]: {exc}")
+
+        def on_adk(steps: Steps) -> Any:
+            async def run() -> Any:
+                async with adk:
+                    return await steps(adk)
+
+            return asyncio.run(run())
+
+        return on_adk
+    fixture = "sqlite_backend" if request.param == "sqlite" else "postgres_backend"
+    url = request.getfixturevalue(fixture).url
+
+    def on_ours(steps: Steps) -> Any:
+        async def run() -> Any:
+            with SessionStore(url) as store:
+                return await steps(SessionStoreService(store))
+
+        return asyncio.run(run())
+
+    return on_ours
+
+
+def test_last_update_time_is_the_last_events_timestamp(run_steps: Callable[[Steps], Any]) -> None:
+    async def steps(service: Service) -> list[float]:
+        made = await service.create_session(app_name="app", user_id="u", session_id="s")
+        await service.append_event(made, event("user", content=user("a"), timestamp=1_000.0))
+        await service.append_event(made, event("user", content=user("b"), timestamp=1_001.5))
+        got = await service.get_session(app_name="app", user_id="u", session_id="s")
+        [listed] = (await service.list_sessions(app_name="app", user_id="u")).sessions
+        assert got is not None
+        return [made.last_update_time, got.last_update_time, listed.last_update_time]
+
+    assert run_steps(steps) == [1_001.5, 1_001.5, 1_001.5]
+
+
+def test_events_come_back_ordered_by_timestamp_then_id(run_steps: Callable[[Steps], Any]) -> None:
+    async def steps(service: Service) -> list[list[str]]:
+        made = await service.create_session(app_name="app", user_id="u", session_id="s")
+        for event_id, stamp in [("c", 1_000.0), ("a", 1_000.0), ("b", 1_000.0), ("d", 999.0)]:
+            said = event("user", id=event_id, content=user(event_id), timestamp=stamp)
+            await service.append_event(made, said)
+        reads = []
+        for config in (None, GetSessionConfig(num_recent_events=2)):
+            got = await service.get_session(
+                app_name="app", user_id="u", session_id="s", config=config
+            )
+            assert got is not None
+            reads.append([e.id for e in got.events])
+        return reads
+
+    assert run_steps(steps) == [["d", "a", "b", "c"], ["b", "c"]]
+
+
+def test_an_event_id_is_stored_once(run_steps: Callable[[Steps], Any]) -> None:
+    async def steps(service: Service) -> tuple[int, list[str]]:
+        made = await service.create_session(app_name="app", user_id="u", session_id="s")
+        said = event("user", id="once", content=user("hello"))
+        refused = 0
+        for _ in range(3):
+            try:
+                await service.append_event(made, said)
+            except Exception:  # ADK's: SQLAlchemy's IntegrityError; ours: IdempotencyError
+                refused += 1
+        got = await service.get_session(app_name="app", user_id="u", session_id="s")
+        assert got is not None
+        return refused, [e.id for e in got.events]
+
+    assert run_steps(steps) == (2, ["once"])
+
+
+def test_an_event_id_appended_again_is_refused_and_stored_once(url: str) -> None:
+    async def steps() -> tuple[list[str], list[str]]:
+        with SessionStore(url) as store:
+            service = SessionStoreService(store)
+            made = await service.create_session(app_name="app", user_id="u", session_id="s")
+            said = event("user", id="once", content=user("hello"))
+            await service.append_event(made, said)
+            head = store.version(service.session("app", "u", "s").id)
+            for repeated in (said, said.model_copy(update={"content": user("other")})):
+                with pytest.raises(IdempotencyError, match="in the session already"):
+                    await service.append_event(made, repeated)
+            assert store.version(service.session("app", "u", "s").id) == head
+            # a state-only event (a record) and an answer are keyed the same way
+            quiet = event("agent", id="quiet", actions=EventActions(state_delta={"k": 1}))
+            await service.append_event(made, quiet)
+            with pytest.raises(IdempotencyError):
+                await service.append_event(made, quiet)
+            got = await service.get_session(app_name="app", user_id="u", session_id="s")
+            assert got is not None
+            # deleted and created again, the session starts a new life: the ids are free
+            await service.delete_session(app_name="app", user_id="u", session_id="s")
+            made = await service.create_session(app_name="app", user_id="u", session_id="s")
+            await service.append_event(made, event("user", id="once", content=user("hi again")))
+            back = await service.get_session(app_name="app", user_id="u", session_id="s")
+            assert back is not None
+            return [e.id for e in got.events], [e.id for e in back.events]
+
+    ids, after_recreate = asyncio.run(steps())
+    assert ids == ["once", "quiet"] and after_recreate == ["once"]
+
+
+class CountingStore(SessionStore):
+    """Counts the events `read` returns: what a `get_session` costs."""
+
+    events_read = 0
+
+    def read(self, session_id: str, from_seq: int = 1, to_seq: int | None = None) -> Any:
+        events = super().read(session_id, from_seq, to_seq)
+        self.events_read += len(events)
+        return events
+
+
+def test_get_session_reads_only_the_newest_events_it_needs(url: str) -> None:
+    async def steps() -> dict[str, tuple[int, int]]:
+        store = CountingStore(url)
+        with store:
+            service = SessionStoreService(store)
+            made = await service.create_session(app_name="app", user_id="u", session_id="s")
+            for n in range(300):
+                said = event("user", content=user(f"turn {n}"), timestamp=1_000.0 + n)
+                await service.append_event(made, said)
+            costs = {}
+            for name, config in {
+                "all": None,
+                "recent": GetSessionConfig(num_recent_events=3),
+                "after": GetSessionConfig(after_timestamp=1_295.0),
+                "none": GetSessionConfig(num_recent_events=0),
+            }.items():
+                store.events_read = 0
+                got = await service.get_session(
+                    app_name="app", user_id="u", session_id="s", config=config
+                )
+                assert got is not None
+                costs[name] = (len(got.events), store.events_read)
+            return costs
+
+    costs = asyncio.run(steps())
+    assert costs["all"][0] == 300 and costs["all"][1] >= 300
+    assert costs["recent"] == (3, 32) and costs["after"] == (5, 32) and costs["none"] == (0, 32)
+
+
+def test_the_service_closes_as_an_async_context_manager(tmp_path: Path) -> None:
+    async def steps() -> list[str]:
+        with SessionStore(f"sqlite:///{tmp_path / 'c.db'}") as store:
+            async with SessionStoreService(store) as service:
+                made = await service.create_session(app_name="app", user_id="u", session_id="s")
+                await service.append_event(made, event("user", content=user("hi")))
+            await service.close()  # again: nothing held, nothing to do
+            got = await service.get_session(app_name="app", user_id="u", session_id="s")
+            assert got is not None
+            return [
+                str(e.content.parts[0].text) for e in got.events if e.content and e.content.parts
+            ]
+
+    assert asyncio.run(steps()) == ["hi"]

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -39,7 +40,7 @@ from pydantic import Field
 from events import ReasoningPart, TextPart, ToolCallPart, Usage
 from projections import LiveToolResult
 from store import AsyncSessionStore, SessionStore
-from store._errors import InvalidArgument, NotInContext
+from store._errors import InvalidArgument
 from store.integrations.langchain import (
     SessionStoreChatMessageHistory,
     SessionStoreMiddleware,
@@ -341,7 +342,6 @@ def test_a_bad_batch_raises_and_writes_nothing(tmp_path: Path) -> None:
         history.add_messages([HumanMessage("hi")])
         version = history.session.version
         bad_batches: list[tuple[type[Exception], list[BaseMessage]]] = [
-            (NotInContext, [HumanMessage("x"), ToolMessage("out", tool_call_id="nobody")]),
             (InvalidArgument, [HumanMessage("x"), FunctionMessage(content="out", name="f")]),
             (InvalidArgument, [HumanMessage("x"), RemoveMessage(id="m")]),
             (InvalidArgument, [HumanMessage("x", additional_kwargs={"raw": b"bytes"})]),
@@ -519,3 +519,30 @@ def test_without_langchain_the_import_names_the_extra(monkeypatch: pytest.Monkey
     monkeypatch.delitem(sys.modules, "store.integrations.langchain")
     with pytest.raises(ImportError, match=r"pip install 'sessionstore\[langchain\]'"):
         importlib.import_module("store.integrations.langchain")
+
+
+def test_a_tool_message_no_call_waits_for_is_kept_as_langchains_own_history_keeps_it(
+    tmp_path: Path,
+) -> None:
+    call = calls_read_log("c")
+    call.id = "ai-1"
+    batch: list[BaseMessage] = [
+        HumanMessage("x", id="h"),
+        ToolMessage("out", tool_call_id="nobody", id="t0"),  # answers no call
+        call,
+        ToolMessage("first", tool_call_id="c", id="t1"),
+        ToolMessage("again", tool_call_id="c", id="t2"),  # the call is answered already
+        AIMessage("done", id="a"),
+    ]
+    oracle = InMemoryChatMessageHistory()
+    oracle.add_messages(batch)
+    with SessionStore(f"sqlite:///{tmp_path / 'o.db'}") as store:
+        history = SessionStoreChatMessageHistory("o", store)
+        history.add_messages(batch)
+        assert history.messages == oracle.messages == batch
+        # the model is handed them as LangChain would hand it its own history's
+        assert history.model_messages() == batch
+        roles = [m.role for m in history.session.context().messages]
+        assert roles == ["user", "user", "assistant", "tool", "user", "assistant"]
+    with SessionStore(f"sqlite:///{tmp_path / 'o.db'}") as store:
+        assert SessionStoreChatMessageHistory("o", store).messages == batch
