@@ -71,7 +71,7 @@ from store._importers._pi_messages import (
     renamed,
     summary_message,
 )
-from store._importers._transcript import Link, Transcript
+from store._importers._transcript import Link, Spool, Transcript
 
 FORMAT = "pi"
 SUMMARIZER = "pi"
@@ -96,11 +96,11 @@ def looks_like_pi(first: object) -> bool:
     )
 
 
-def pi_transcript(lines: Iterable[str], encoding: str) -> Transcript:
+def pi_transcript(lines: Iterable[str], encoding: str, *, spool: bool = False) -> Transcript:
     """A pi session file's lines (either layout) as one transcript; malformed lines are
     skipped and reported. `ImportRefused` when the first line is not a pi session header, or
-    nothing follows it."""
-    reader = _Reader(encoding)
+    nothing follows it. `spool`: the entries go to a temporary file, not memory (`Spool`)."""
+    reader = _Reader(encoding, spool=spool)
     for number, text in enumerate(lines, start=1):
         reader.read(number, text)
     return reader.finish()
@@ -133,6 +133,7 @@ class _Reader:
     live context (always pi's context for that branch)."""
 
     encoding: str
+    spool: bool = False
     transcript: Transcript | None = None
     json_lines: int = 0  # JSON lines so far: what a legacy firstKeptEntryIndex counts
     key_at_index: dict[int, str] = field(default_factory=dict)
@@ -171,7 +172,8 @@ class _Reader:
         if not looks_like_pi(value):
             raise ImportRefused("not a pi session: the first line is not a session header", number)
         assert isinstance(value, dict)
-        self.transcript = Transcript(format=FORMAT, source_id=value["id"])
+        spool = Spool() if self.spool else None
+        self.transcript = Transcript(format=FORMAT, source_id=value["id"], spool=spool)
         parent = value.get("parentSession", value.get("branchedFrom"))
         found = _PARENT_FILE.search(parent) if isinstance(parent, str) else None
         if found is not None:
