@@ -364,7 +364,10 @@ def import_path(
     for done, (name, step) in enumerate(work, start=1):
         try:
             sessions += step()
-        except (SessionStoreError, OSError, UnicodeDecodeError) as exc:
+        except (SessionStoreError, OSError, UnicodeDecodeError, MemoryError) as exc:
+            # one file that cannot be read, even one too large for memory, is reported and
+            # the others are imported: what it wrote before it failed stays (a batch is
+            # whole), and importing it again resumes after it
             if single or strict:
                 raise _refusal(exc, Path(name)) from None
             skipped.append(Skipped(getattr(exc, "line", None), _why(exc), name))
@@ -548,4 +551,6 @@ def _why(exc: BaseException) -> str:
         return f"not UTF-8 text: {exc.reason}"
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
+    if isinstance(exc, MemoryError):
+        return "out of memory importing it (a line, or one entry, larger than memory allows)"
     return str(exc)

@@ -232,3 +232,23 @@ def test_a_file_larger_than_memory_allows_imports_a_line_at_a_time(
     session = "claude-code-0b9e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
     assert (result["created"], result["skipped"]) == ([session], [])
     assert result["events"] == {session: 2 + 1 + lines}
+
+
+def test_a_file_too_large_to_import_is_reported_and_its_folder_imports(
+    tmp_path: Path, cap: int
+) -> None:
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / CLAUDE.name).write_bytes(CLAUDE.read_bytes())
+    huge = folder / "huge.jsonl"
+    with huge.open("wb") as file:  # one line larger than the headroom
+        file.write(b'{"type":"summary","summary":"')
+        for _ in range(HEADROOM // LINE + 16):
+            file.write(b"x" * LINE)
+        file.write(b'"}\n')
+
+    result = import_under_a_cap(folder, tmp_path / "projects.db", cap)
+
+    assert result["created"] == [CLAUDE_ID, f"{CLAUDE_ID}/agent-sidechain"]
+    why = "out of memory importing it (a line, or one entry, larger than memory allows)"
+    assert result["skipped"] == [[str(huge), None, why]]
