@@ -144,6 +144,56 @@ def test_a_transcript_is_read_a_line_at_a_time_never_whole(
     assert max(n for n in reads if isinstance(n, int)) == longest
 
 
+def conversation(turns: int) -> Iterator[str]:
+    """A Claude Code session of `turns` prompts, each answered: two lines a turn."""
+    parent = None
+    for n in range(1, 2 * turns + 1):
+        uuid = f"00000000-0000-4000-8000-{n:012d}"
+        if n % 2:
+            message: dict[str, Any] = {"role": "user", "content": f"prompt {n}"}
+        else:
+            content = [{"type": "text", "text": f"answer {n}"}]
+            message = {"id": f"msg_{n}", "role": "assistant", "content": content}
+        kind = "user" if n % 2 else "assistant"
+        entry = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s-1"}
+        yield json.dumps({**entry, "message": message}) + "\n"
+        parent = uuid
+
+
+def test_an_import_cut_short_resumes_where_it_stopped(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transcript = tmp_path / "long.jsonl"
+    transcript.write_text("".join(conversation(1250)))
+    recorder = store._log.recorder
+    writes: list[int] = []
+    real_write = recorder.write
+
+    def crash_at_the_second_batch(session_id: str, *args: Any, **kwargs: Any) -> list[int]:
+        writes.append(len(args[1]))
+        if len(writes) == 2:
+            raise RuntimeError("the process died")
+        return real_write(session_id, *args, **kwargs)
+
+    monkeypatch.setattr(recorder, "write", crash_at_the_second_batch)
+    with pytest.raises(RuntimeError):
+        store.import_session(transcript)
+    assert writes == [2 + 1000, 1000]  # the opening events and the first thousand, then crash
+    assert store.session("claude-code-s-1").version == 1002
+    monkeypatch.undo()
+
+    resumed = store.import_session(transcript)
+
+    assert (resumed.created, resumed.events_written) == ([], 1500)
+    with SessionStore("sqlite://") as elsewhere:
+        elsewhere.import_session(transcript)
+        assert [(e.event_id, e.payload) for e in store.read("claude-code-s-1")] == [
+            (e.event_id, e.payload) for e in elsewhere.read("claude-code-s-1")
+        ]
+    assert store.verify("claude-code-s-1").ok
+    assert store.import_session(transcript).events_written == 0
+
+
 # Memory: an import in a child process whose address space is capped at what importing a
 # small transcript takes plus HEADROOM. A file larger than the headroom, of lines far
 # smaller, imports; a file whose one line is larger than the headroom cannot, and is
