@@ -123,11 +123,12 @@ class WatchedFile:
         return getattr(self._raw, name)
 
 
+@pytest.mark.parametrize("fixture", [CLAUDE, CODEX, PI], ids=["claude-code", "codex", "pi"])
 def test_a_transcript_is_read_a_line_at_a_time_never_whole(
-    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture: Path
 ) -> None:
-    transcript = tmp_path / CLAUDE.name
-    transcript.write_bytes(CLAUDE.read_bytes())
+    transcript = tmp_path / fixture.name
+    transcript.write_bytes(fixture.read_bytes())
     reads: list[int | str] = []
     real_open = Path.open
 
@@ -138,9 +139,10 @@ def test_a_transcript_is_read_a_line_at_a_time_never_whole(
     monkeypatch.setattr(Path, "open", watched_open)
     result = store.import_session(transcript)
 
-    assert result.created == [CLAUDE_ID, f"{CLAUDE_ID}/agent-sidechain"]
+    with SessionStore("sqlite://") as elsewhere:
+        assert result.created == elsewhere.import_session(fixture).created != []
     assert "whole" not in reads
-    longest = max(len(line) for line in CLAUDE.read_bytes().splitlines(keepends=True))
+    longest = max(len(line) for line in fixture.read_bytes().splitlines(keepends=True))
     assert max(n for n in reads if isinstance(n, int)) == longest
 
 
