@@ -47,6 +47,7 @@ keyed by its first item.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -174,7 +175,7 @@ class _Live:
 
     role: str
     tokens: int
-    items: list[str]
+    items: list[bytes]
     turn: bool = False
 
 
@@ -471,9 +472,10 @@ class _Rollout:
         return self.out
 
 
-def _items(message: Message) -> list[str]:
-    """The Responses items a message was read from, as canonical text (tool messages keep
-    theirs whole in `native` unless their output is text, then it is put back)."""
+def _items(message: Message) -> list[bytes]:
+    """The Responses items a message was read from, as digests of their canonical text (tool
+    messages keep theirs whole in `native` unless their output is text, then it is put
+    back)."""
     if message.role == "tool" and message.native is not None:
         value = message.native.value
         if isinstance(value, dict) and "output" not in value:
@@ -484,5 +486,9 @@ def _items(message: Message) -> list[str]:
     return [_json(native.value) for native in natives if isinstance(native, Native)]
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+def _json(value: object) -> bytes:
+    """An item as a live message keeps it, to be recognised in a replacement history: the
+    digest of its canonical text (every live message's items, kept whole, would hold the
+    session's content in memory)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
