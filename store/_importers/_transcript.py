@@ -70,14 +70,24 @@ class Spool:
         self.first_time: datetime | None = None
         self._read = False  # whether the file's position is somewhere in it, not at its end
 
-    def append(self, entry: Entry) -> None:
+    def append(self, entry: Entry) -> int:
+        """Keep `entry`; returns where it is, for `entry_at`."""
         if self.first_time is None:
             self.first_time = entry.time
         if self._read:
             self._file.seek(0, 2)
             self._read = False
+        offset = self._file.tell()
         pickle.dump(entry, self._file, protocol=pickle.HIGHEST_PROTOCOL)
         self.count += 1
+        return offset
+
+    def entry_at(self, offset: int) -> Entry:
+        self._read = True
+        self._file.seek(offset)
+        entry = pickle.load(self._file)  # this process wrote it
+        assert isinstance(entry, Entry)
+        return entry
 
     def __iter__(self) -> Iterator[Entry]:
         self._read = True
@@ -110,11 +120,17 @@ class Transcript:
     children: list[Transcript] = field(default_factory=list)
     spool: Spool | None = None
 
-    def add(self, key: str, payload: Payload, time: datetime | None = None) -> None:
+    def add(self, key: str, payload: Payload, time: datetime | None = None) -> int:
+        """Add an entry; returns where it is, for `entry_at`."""
         if self.spool is not None:
-            self.spool.append(Entry(key, payload, time))
-        else:
-            self.entries.append(Entry(key, payload, time))
+            return self.spool.append(Entry(key, payload, time))
+        self.entries.append(Entry(key, payload, time))
+        return len(self.entries) - 1
+
+    def entry_at(self, position: int) -> Entry:
+        """The entry `add` put at `position`: a reader that needs an earlier entry again (pi's
+        branch switched back to) keeps where it is, not the entry."""
+        return self.spool.entry_at(position) if self.spool is not None else self.entries[position]
 
     def each(self) -> Iterator[Entry]:
         """The entries in order, from memory or the spool."""

@@ -9,19 +9,25 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
 from store import ImportRefused, SessionStore
+from store._importers._claude_code import claude_code_transcript
+from store._importers._codex import codex_transcript
+from store._importers._pi import pi_transcript
+from store._importers._transcript import Transcript
+from tests.importers.test_pi import header, said
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CLAUDE = FIXTURES / "claude_code_session.jsonl"
 CLAUDE_ID = "claude-code-3c9e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
 CODEX = next((FIXTURES / "codex").glob("rollout-2025-10*"))
 PI = FIXTURES / "pi" / "tree_v3.jsonl"
+ENCODING = "cl100k_base"
 CUT = "not UTF-8 text: the file ends inside a character (the last line is cut off)"
 
 
@@ -88,6 +94,55 @@ def test_strict_refuses_a_line_that_is_not_utf8_at_its_number(
     with pytest.raises(ImportRefused) as refused:
         store.import_session(cut, strict=True)
     assert (refused.value.line, refused.value.reason) == (last, CUT)
+
+
+def read_codex(text: str, spool: bool) -> Transcript:
+    return codex_transcript(text.splitlines(), ENCODING, spool=spool)
+
+
+def read_pi(text: str, spool: bool) -> Transcript:
+    return pi_transcript(text.splitlines(), ENCODING, spool=spool)
+
+
+def read_claude_code(text: str, spool: bool) -> Transcript:
+    return claude_code_transcript(text, ENCODING, spool=spool)
+
+
+BACK_ON_A = "\n".join(  # a pi session that switches back to an abandoned branch
+    [
+        header(),
+        said("u1", None, "user", "one"),
+        said("a1", "u1", "assistant", "two"),
+        said("u2", "a1", "user", "branch A"),
+        said("a2", "u2", "assistant", "A answered"),
+        said("u3", "a1", "user", "branch B"),
+        said("a3", "u3", "assistant", "B answered"),
+        said("u4", "a2", "user", "back on A"),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        (CODEX.read_text(), read_codex),
+        (PI.read_text(), read_pi),
+        (BACK_ON_A, read_pi),
+        (CLAUDE.read_text(), read_claude_code),
+    ],
+    ids=["codex", "pi", "pi-back-on-a-branch", "claude-code"],
+)
+def test_a_spooled_transcript_holds_the_entries_a_transcript_in_memory_does(
+    text: str, read: Callable[[str, bool], Transcript]
+) -> None:
+    """Spooled entries read back as they were added; pi reads the messages of a branch it
+    switches back to again from the spool."""
+    in_memory, spooled = read(text, False), read(text, True)
+    assert spooled.spool is not None and spooled.entries == []
+    assert list(spooled.each()) == in_memory.entries != []
+    assert [list(c.each()) for c in spooled.children] == [c.entries for c in in_memory.children]
+    assert spooled.first_time == in_memory.first_time
+    spooled.close()
 
 
 class WatchedFile:
