@@ -2,10 +2,16 @@
 
 Each transcript is one session named by its format and the agent's own session id, and each
 entry an event named by its key (`session_id_for`, `event_id_for`). A session that is not in the
-store yet is written whole, in one transaction, with the transcript's own times. One that is
-gets only the entries whose events it does not hold, appended after its head in one
-transaction: importing the same file twice writes nothing, and a transcript that grew adds its
-new entries to the same session.
+store yet is written with the transcript's own times, a batch at a time (`_BATCH_EVENTS`, one
+transaction each), so memory holds a batch, never the session. One that is gets only the
+entries whose events it does not hold, appended after its head a batch at a time: importing
+the same file twice writes nothing, a transcript that grew adds its new entries to the same
+session, and an import cut short (a crash, a file that ran out of memory) is completed by
+importing the file again.
+
+A file is read a line at a time (`FileLines`): a line that is not UTF-8 is skipped and reported
+with its number, like a line that is not JSON; a file that cannot be read at all is reported
+and the other files of its folder are imported.
 """
 
 from __future__ import annotations

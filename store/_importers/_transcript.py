@@ -1,9 +1,11 @@
 """What every importer of an agent's own files returns: the sessions it read, as our payloads,
 each keyed by the source's own ids, with what it had to skip.
 
-A reader is a pure function of the file's text (or the files of one session): no store, no
-clock. The store writes a `Transcript` as one session whose id comes from the format and the
-agent's own session id, and each entry under an event id that comes from its `key`, so
+A reader is a pure function of the file's lines (or the files of one session): no store, no
+clock; it reads them one at a time and can spool its entries to a temporary file (`Spool`),
+so a file longer than memory can be imported. The store writes a `Transcript` as one session
+whose id comes from the format and the agent's own session id, and each entry under an event
+id that comes from its `key`, so
 importing the same file again writes nothing and a transcript that grew adds only its new
 entries (`store._import`).
 """
