@@ -221,7 +221,9 @@ def _plan(
     session: str | None = None
     agent_id: str | None = None
     on_side: dict[int, _Reader] = {}  # a sidechain's lines (few): the rest are the main's
+    last = 0  # the last line the first pass read as an entry
     for number, offset, entry in entries(skip):
+        last = number
         if session is None and isinstance(entry.get("sessionId"), str):
             session = entry["sessionId"]
         if agent_id is None and isinstance(entry.get("agentId"), str):
@@ -238,8 +240,14 @@ def _plan(
             raise ImportRefused(found.reason, found.line)
         skipped.append(found)
     skipped.sort(key=lambda found: found.line or 0)
+    bad = {found.line for found in skipped}
     for number, _, entry in entries(None):
-        on_side.get(number, main).read(entry, number)
+        # the second pass reads what the first indexed: a transcript still being written
+        # (an agent running) may have grown, or finished its last line, since
+        if number > last:
+            break
+        if number not in bad:
+            on_side.get(number, main).read(entry, number)
     for side in (main, *sides.values()):
         side.finish()
     return _Read(main, sides, skipped, session, agent_id)

@@ -18,6 +18,7 @@ import pytest
 from store import ImportRefused, SessionStore
 from store._importers._claude_code import claude_code_transcript
 from store._importers._codex import codex_transcript
+from store._importers._lines import FileLines
 from store._importers._pi import pi_transcript
 from store._importers._transcript import Transcript
 from tests.importers.test_pi import header, said
@@ -94,6 +95,41 @@ def test_strict_refuses_a_line_that_is_not_utf8_at_its_number(
     with pytest.raises(ImportRefused) as refused:
         store.import_session(cut, strict=True)
     assert (refused.value.line, refused.value.reason) == (last, CUT)
+
+
+def test_a_transcript_that_grows_while_it_is_read_gives_what_its_first_reading_held(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's lines are read twice (an index, then the entries): a file an agent is
+    still writing gains lines in between, and its cut last line is finished."""
+    lines = CLAUDE.read_bytes().split(b"\n")[:-1]
+    done = b"\n".join(lines[:-1]) + b"\n" * 51  # blank lines: the first 50 are not all of it
+    growing = tmp_path / CLAUDE.name
+    growing.write_bytes(done + lines[-1][:40])  # the last line, half written
+    cut = len(lines) + 50
+    real_numbered = FileLines.numbered
+    grown: list[Path] = []
+
+    def numbered(self: FileLines) -> Iterator[tuple[int, int, str]]:
+        yield from real_numbered(self)
+        if self.path == growing and not grown:  # read to its end once: the agent writes on
+            growing.write_bytes(done + lines[-1] + b"\n" + lines[3] + b"\n")
+            grown.append(growing)
+
+    monkeypatch.setattr(FileLines, "numbered", numbered)
+    result = store.import_session(growing)
+
+    reason = "the last line is cut off (the file ends mid-entry)"
+    assert [(s.line, s.reason) for s in result.skipped] == [(cut, reason)]
+    with SessionStore("sqlite://") as elsewhere:
+        shorter = tmp_path / "shorter" / CLAUDE.name
+        shorter.parent.mkdir()
+        shorter.write_bytes(done)
+        elsewhere.import_session(shorter)
+        for session_id in result.session_ids:
+            assert [e.payload for e in store.read(session_id)] == [
+                e.payload for e in elsewhere.read(session_id)
+            ]
 
 
 def read_codex(text: str, spool: bool) -> Transcript:
