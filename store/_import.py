@@ -2,17 +2,23 @@
 
 Each transcript is one session named by its format and the agent's own session id, and each
 entry an event named by its key (`session_id_for`, `event_id_for`). A session that is not in the
-store yet is written whole, in one transaction, with the transcript's own times. One that is
-gets only the entries whose events it does not hold, appended after its head in one
-transaction: importing the same file twice writes nothing, and a transcript that grew adds its
-new entries to the same session.
+store yet is written with the transcript's own times, a batch at a time (`_BATCH_EVENTS`, one
+transaction each), so memory holds a batch, never the session. One that is gets only the
+entries whose events it does not hold, appended after its head a batch at a time: importing
+the same file twice writes nothing, a transcript that grew adds its new entries to the same
+session, and an import cut short (a crash, a file that ran out of memory) is completed by
+importing the file again.
+
+A file is read a line at a time (`FileLines`): a line that is not UTF-8 is skipped and reported
+with its number, like a line that is not JSON; a file that cannot be read at all is reported
+and the other files of its folder are imported.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +26,7 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from events import (
+    GENESIS_HASH,
     MessageAppended,
     NewEvent,
     Payload,
@@ -29,18 +36,27 @@ from events import (
     new_id,
 )
 from events._arguments import brief
-from store._append import check_session_id
+from store._append import Encoded, chain, check_session_id, event_row
+from store._bodies import decode_stored, pack_all
 from store._errors import ImportRefused, InvalidArgument, SessionExists, SessionStoreError
 from store._importers import claude_code_events, openai_events
-from store._importers._formats import FORMATS, first_value, recognise
+from store._importers._formats import FORMATS, file_head, recognise
+from store._importers._lines import FileLines, TextLines
 from store._importers._opencode_storage import (
     is_opencode_storage,
     opencode_session_ids,
     opencode_storage_transcript,
     read_opencode_session,
 )
-from store._importers._transcript import Skipped, Transcript, event_id_for, session_id_for
-from store._log import MAX_SEQ, EventLog
+from store._importers._transcript import (
+    Entry,
+    Skipped,
+    Transcript,
+    event_id_for,
+    session_id_for,
+)
+from store._log import EventLog
+from store._recorder import Head, LostRace
 from store._tokens import load_encoding
 from store._transfer import dated_links, insert_links, read_export
 
@@ -118,6 +134,12 @@ def _write_tree(
     return written
 
 
+_BATCH_EVENTS = 1000
+_BATCH_BYTES = 4 << 20
+"""A batch of an import's events ends at this many events or stored bytes, whichever comes
+first: what an import holds in memory, and writes in one transaction."""
+
+
 def _write_one(
     log: EventLog, transcript: Transcript, header: Header, parent: str | None
 ) -> ImportedSession:
@@ -128,40 +150,9 @@ def _write_one(
             transcript.format, transcript.parent.parent_source_id
         )
         origin["call_id"] = transcript.parent.call_id
-    events = [
-        NewEvent(entry.payload, event_id_for(session_id, entry.key)) for entry in transcript.entries
-    ]
-    times: list[datetime | None] = [entry.time for entry in transcript.entries]
     if log.recorder.head(session_id) is not None:
-        events_read = log.read(session_id, 1, MAX_SEQ)
-        if not _imported_from(events_read, origin):  # a session of the caller's, say
-            raise SessionExists(session_id)
-        stored = {event.event_id: event.payload for event in events_read}
-        fresh: list[NewEvent] = []
-        changed: list[Skipped] = []
-        for entry, event in zip(transcript.entries, events, strict=True):
-            before = stored.get(event.event_id)
-            if before is None:
-                fresh.append(event)
-            elif before != event.payload:
-                grown = _continuation(session_id, entry.key, before, event.payload, stored)
-                if grown is not None:
-                    fresh += grown
-                else:
-                    changed.append(
-                        Skipped(None, f"{entry.key} changed since it was imported: kept as it was")
-                    )
-        if fresh:
-            log.append(session_id, fresh, None)
-        return ImportedSession(
-            session_id,
-            transcript.format,
-            transcript.source_id,
-            created=False,
-            events_written=len(fresh),
-            skipped=(*transcript.skipped, *changed),
-        )
-    if not events:
+        return _write_more(log, transcript, session_id, origin)
+    if not transcript.size:
         raise ImportRefused(f"the {transcript.format} transcript holds nothing to import")
     started = SessionStarted(
         title=header.title if header.title is not None else transcript.title or "",
@@ -175,22 +166,126 @@ def _write_one(
         event_id_for(session_id, "imported_from"),
     )
     opening = NewEvent(started, event_id_for(session_id, "started"))
-    batch = log.encode([opening, imported, *events])
-    first = next((t for t in times if t is not None), None)
-    links = dated_links(session_id, batch, [first, first, *times], log.now())
-    insert_links(log.recorder, session_id, links, (b for item in batch for b in item.bodies))
+    first = transcript.first_time
+    written = 0
+    head: Head | None = None
+    previous = first or log.now()
+    for batch, times in _encoded_batches(log, transcript, session_id):
+        if head is None:
+            batch = [*log.encode([opening, imported]), *batch]
+            times = [first, first, *times]
+        kept = []
+        for time in times:
+            previous = max(time or previous, previous)
+            kept.append(previous)
+        bodies = (b for item in batch for b in item.bodies)
+        if head is None:
+            links = chain(session_id, batch, 0, GENESIS_HASH, kept)
+            insert_links(log.recorder, session_id, links, bodies)
+        else:
+            links = chain(session_id, batch, head.seq, head.hash, kept)
+            rows = [
+                event_row(session_id, link, item.payload_json)
+                for link, item in zip(links, batch, strict=True)
+            ]
+            try:
+                log.recorder.write(session_id, head, rows, None, pack_all(bodies))
+            except LostRace:
+                raise ImportRefused(
+                    f"{session_id} changed while it was imported: import the file again"
+                ) from None
+        head = Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
+        written += len(batch)
     return ImportedSession(
         session_id,
         transcript.format,
         transcript.source_id,
         created=True,
-        events_written=len(batch),
+        events_written=written,
         skipped=tuple(transcript.skipped),
     )
 
 
+def _encoded_batches(
+    log: EventLog, transcript: Transcript, session_id: str
+) -> Iterator[tuple[list[Encoded], list[datetime | None]]]:
+    """The transcript's events, encoded, a batch at a time, with when each happened."""
+    batch: list[Encoded] = []
+    times: list[datetime | None] = []
+    size = 0
+    for entry in transcript.each():
+        [item] = log.encode([NewEvent(entry.payload, event_id_for(session_id, entry.key))])
+        batch.append(item)
+        times.append(entry.time)
+        size += len(item.payload_json) + sum(body.size for body in item.bodies)
+        if len(batch) >= _BATCH_EVENTS or size >= _BATCH_BYTES:
+            yield batch, times
+            batch, times, size = [], [], 0
+    if batch:
+        yield batch, times
+
+
+def _write_more(
+    log: EventLog, transcript: Transcript, session_id: str, origin: dict[str, JsonValue]
+) -> ImportedSession:
+    """A session the store holds: the entries whose events it lacks (a transcript that grew,
+    or an import cut short) appended after its head, a batch at a time; an entry that
+    changed since is reported and kept as it was, unless it only gained parts."""
+    if not _imported_from(log.read(session_id, 1, 3), origin):  # a session of the caller's
+        raise SessionExists(session_id)
+
+    def stored(event_ids: Sequence[str]) -> dict[str, Payload]:
+        found = log.recorder.events_by_id(session_id, event_ids)
+        return {event.event_id: event.payload for event in decode_stored(log.recorder, found)}
+
+    written = 0
+    changed: list[Skipped] = []
+    for entries in _entry_batches(transcript):
+        events = [NewEvent(e.payload, event_id_for(session_id, e.key)) for e in entries]
+        held = stored([event.event_id for event in events])
+        fresh: list[NewEvent] = []
+        for entry, event in zip(entries, events, strict=True):
+            before = held.get(event.event_id)
+            if before is None:
+                fresh.append(event)
+            elif before != event.payload:
+                grown = _continuation(session_id, entry.key, before, event.payload, stored)
+                if grown is not None:
+                    fresh += grown
+                else:
+                    changed.append(
+                        Skipped(None, f"{entry.key} changed since it was imported: kept as it was")
+                    )
+        if fresh:
+            log.append(session_id, fresh, None)
+            written += len(fresh)
+    return ImportedSession(
+        session_id,
+        transcript.format,
+        transcript.source_id,
+        created=False,
+        events_written=written,
+        skipped=(*transcript.skipped, *changed),
+    )
+
+
+def _entry_batches(transcript: Transcript) -> Iterator[list[Entry]]:
+    batch: list[Entry] = []
+    for entry in transcript.each():
+        batch.append(entry)
+        if len(batch) >= _BATCH_EVENTS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def _continuation(
-    session_id: str, key: str, before: Payload, now: Payload, stored: dict[str, Payload]
+    session_id: str,
+    key: str,
+    before: Payload,
+    now: Payload,
+    stored: Callable[[Sequence[str]], dict[str, Payload]],
 ) -> list[NewEvent] | None:
     """A message read again with more parts than when it was imported (a response still being
     written then): the parts it gained, as a message right after it in the log (`<id>+<n>`,
@@ -200,7 +295,8 @@ def _continuation(
         return None
     had, parts = list(before.message.parts), now.message.parts
     while True:  # the continuations of earlier imports
-        later = stored.get(event_id_for(session_id, f"{key}+{len(had)}"))
+        later_id = event_id_for(session_id, f"{key}+{len(had)}")
+        later = stored([later_id]).get(later_id)
         if not isinstance(later, MessageAppended):
             break
         had += later.message.parts
@@ -274,7 +370,10 @@ def import_path(
     for done, (name, step) in enumerate(work, start=1):
         try:
             sessions += step()
-        except (SessionStoreError, OSError, UnicodeDecodeError) as exc:
+        except (SessionStoreError, OSError, UnicodeDecodeError, MemoryError) as exc:
+            # one file that cannot be read, even one too large for memory, is reported and
+            # the others are imported: what it wrote before it failed stays (a batch is
+            # whole), and importing it again resumes after it
             if single or strict:
                 raise _refusal(exc, Path(name)) from None
             skipped.append(Skipped(getattr(exc, "line", None), _why(exc), name))
@@ -334,29 +433,36 @@ def _import_file(
 ) -> list[ImportedSession]:
     """One file: in `format` when it is `forced` (a single file named by the caller), else in
     the format it is recognised as (under a folder, `format` only narrows the choice)."""
-    text = file.read_text(encoding="utf-8")
-    found = recognise(text, file)
+    head, value = file_head(file)
+    found = recognise(head, file, value)
     if format in FORMATS and not forced and (found is None or found.name != format):
         raise ImportRefused(f"{file.name} is not a {format} transcript")
     form = FORMATS.get(format or "") if format is not None else found
-    if format in TEXT_FORMATS or (form is None and format is None and _is_export(text)):
+    if format in TEXT_FORMATS or (form is None and format is None and _is_export(value)):
+        # an export (or a message list) is checked whole before anything of it is written
+        text = file.read_text(encoding="utf-8")
         return [_import_text(log, text, format or "sessionstore", header, file)]
     if form is None:
         raise ImportRefused(f"{file.name} is in none of the formats sessionstore imports")
     load_encoding(header.encoding)
     companions = form.companions(file) if form.companions is not None else []
-    texts = {c.name: c.read_text(encoding="utf-8") for c in companions}
+    lines = {c.name: FileLines(c) for c in companions}
     written: list[ImportedSession] = []
-    for transcript in form.read(text, header.encoding, file.name, texts):
-        written += write_transcript(log, transcript, header, strict=strict)
+    transcripts = form.read(FileLines(file), header.encoding, file.name, lines)
+    try:
+        for transcript in transcripts:
+            written += write_transcript(log, transcript, header, strict=strict)
+    finally:
+        for transcript in transcripts:
+            transcript.close()
     return [
         replace(w, skipped=tuple(replace(k, file=k.file or str(file)) for k in w.skipped))
         for w in written
     ]
 
 
-def _is_export(text: str) -> bool:
-    value = first_value(text)
+def _is_export(value: object) -> bool:
+    """Whether a file's first JSON object is a sessionstore export's first envelope."""
     return isinstance(value, dict) and {"event_id", "hash", "prev_hash", "seq"} <= value.keys()
 
 
@@ -398,8 +504,12 @@ def import_text(log: EventLog, lines: list[str], format: str, header: Header) ->
     encoding = header.encoding
     load_encoding(encoding)
     if format in FORMATS and format != "claude-code":
-        transcripts = FORMATS[format].read("\n".join(lines), encoding, "", {})
-        written = [s for t in transcripts for s in write_transcript(log, t, header, strict=True)]
+        read = FORMATS[format].read(TextLines("\n".join(lines)), encoding, "", {})
+        try:
+            written = [s for t in read for s in write_transcript(log, t, header, strict=True)]
+        finally:
+            for each in read:
+                each.close()
         return written[0].session_id
     times: list[datetime | None] = []
     if format == "openai":
@@ -447,4 +557,6 @@ def _why(exc: BaseException) -> str:
         return f"not UTF-8 text: {exc.reason}"
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
+    if isinstance(exc, MemoryError):
+        return "out of memory importing it (a line, or one entry, larger than memory allows)"
     return str(exc)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
 import click
 import sqlalchemy as sa
@@ -688,11 +688,19 @@ def import_session(
     _report_import(app, result, as_json)
 
 
+class _Figures(NamedTuple):
+    """What the import report says of a session's live context."""
+
+    seq: int
+    messages: int
+    tokens: int
+
+
 def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
     rows = []
-    for imported in result.sessions:
-        live = app.store.session(imported.session_id).context()
-        rows.append((imported, live))
+    for imported in result.sessions:  # each context's figures, not the context: a folder's
+        context = app.store.session(imported.session_id).context()  # are not all held
+        rows.append((imported, _Figures(context.seq, len(context.messages), context.tokens)))
     if as_json:
         app.json(
             {
@@ -726,7 +734,7 @@ def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
             continue
         click.echo(
             f"{verb} {imported.session_id}: {live.seq} events, "
-            f"{len(live.messages)} live messages, {live.tokens:,} tokens"
+            f"{live.messages} live messages, {live.tokens:,} tokens"
         )
     for skip in result.skipped[:_SHOWN_SKIPS]:
         click.echo(f"skipped {skip}", err=True)

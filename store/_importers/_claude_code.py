@@ -30,9 +30,11 @@ What maps to what:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import PurePath
@@ -68,7 +70,8 @@ from store._importers._common import (
     message_tokens,
     string,
 )
-from store._importers._transcript import Link, Skipped, Transcript
+from store._importers._lines import TextLines, TranscriptLines
+from store._importers._transcript import Link, Skipped, Spool, Transcript
 from store._providers import anthropic_part
 
 CLAUDE_CODE = "claude-code"
@@ -98,72 +101,68 @@ def claude_code_events(lines: Iterable[str], encoding: str) -> ClaudeCodeImport:
 
 
 def claude_code_transcript(
-    text: str,
+    text: str | TranscriptLines,
     encoding: str,
     name: str = "",
-    companions: Mapping[str, str] | None = None,
+    companions: Mapping[str, str | TranscriptLines] | None = None,
     *,
     strict: bool = False,
+    spool: bool = False,
 ) -> Transcript:
-    """A transcript file's text as a `Transcript`, its sidechains and subagents (the texts of
-    `companions`, by file name) as its children. `strict`: `ImportRefused` at the first line
-    that would be skipped."""
-    entries, skipped = _entries(text, strict=strict)
-    session = next(
-        (e["sessionId"] for _, e in entries if isinstance(e.get("sessionId"), str)), None
-    )
-    source_id = session or PurePath(name).stem or "transcript"
-    main = [(n, e) for n, e in entries if e.get("isSidechain") is not True]
-    transcript = _read(CLAUDE_CODE, source_id, main, encoding, strict=strict)
-    transcript.skipped[:0] = skipped
-    sides: dict[str, list[tuple[int, Json]]] = {}
-    for number, entry in entries:
-        if entry.get("isSidechain") is True:
-            agent = entry.get("agentId")
-            sides.setdefault(agent if isinstance(agent, str) else "sidechain", []).append(
-                (number, entry)
-            )
+    """A transcript (its text, or its lines read from a file) as a `Transcript`, its sidechains
+    and subagents (`companions`, by file name) as its children. `strict`: `ImportRefused` at
+    the first line that would be skipped. `spool`: the entries go to temporary files, not
+    memory (see `Spool`).
+
+    The lines are read twice, one at a time: first to index what reading in file order needs
+    to know of later lines (each response's lines, the tree of entries, the prompts), then to
+    read them; what the first pass keeps is per entry and small (ids and line offsets)."""
+    lines = TextLines(text) if isinstance(text, str) else text
+    read = _plan(lines, encoding, strict=strict, spool=spool, split=True)
+    main, sides = read.main, read.sides
+    source_id = read.session or PurePath(name).stem or "transcript"
+    transcript = main.out
+    transcript.source_id = source_id
+    transcript.skipped[:0] = read.skipped
+    children = []
     for file_name, companion in sorted((companions or {}).items()):
-        side_entries, side_skipped = _entries(companion, strict=strict)
-        agent = next(
-            (e["agentId"] for _, e in side_entries if isinstance(e.get("agentId"), str)),
-            PurePath(file_name).stem.removeprefix("agent-"),
-        )
-        side = _read(
-            CLAUDE_CODE, f"{source_id}/agent-{agent}", side_entries, encoding, strict=strict
-        )
-        side.skipped[:0] = [Skipped(s.line, s.reason, file_name) for s in side_skipped]
-        side.parent = Link(source_id, transcript_calls(transcript).get(agent))
-        if side.entries:
-            transcript.children.append(side)
-    for agent, side_entries in sides.items():
-        side = _read(CLAUDE_CODE, f"{source_id}/agent-{agent}", side_entries, encoding)
-        side.parent = Link(source_id, transcript_calls(transcript).get(agent))
-        if side.entries:
-            transcript.children.append(side)
-    if not transcript.entries and len(transcript.children) == 1:
+        side_lines = TextLines(companion) if isinstance(companion, str) else companion
+        own = _plan(side_lines, encoding, strict=strict, spool=spool, split=False)
+        agent = own.agent or PurePath(file_name).stem.removeprefix("agent-")
+        own.main.out.source_id = f"{source_id}/agent-{agent}"
+        own.main.out.skipped[:0] = [Skipped(s.line, s.reason, file_name) for s in own.skipped]
+        children.append((agent, own.main))
+    for agent, side in sides.items():
+        side.out.source_id = f"{source_id}/agent-{agent}"
+        children.append((agent, side))
+    for agent, side in children:
+        side.out.parent = Link(source_id, main.calls.get(agent))
+        if side.out.size:
+            transcript.children.append(side.out)
+        else:
+            side.out.close()
+    if not transcript.size and len(transcript.children) == 1:
         # a subagent's own file (`<session>/subagents/agent-<id>.jsonl`) read by itself: its
         # session, linked to the parent session it names (the call is in the parent's file)
-        [side] = transcript.children
-        side.skipped[:0] = transcript.skipped
-        return side
+        [side_out] = transcript.children
+        side_out.skipped[:0] = transcript.skipped
+        transcript.children = []
+        transcript.close()
+        return side_out
     return transcript
 
 
-def transcript_calls(transcript: Transcript) -> dict[str, str]:
-    """Which tool call started each subagent (its result's `toolUseResult.agentId`)."""
-    calls: dict[str, str] = {}
-    for payload in transcript.payloads:
-        if not isinstance(payload, MessageAppended) or payload.message.role != "tool":
-            continue
-        native = payload.message.native
-        entry = native.value if native is not None else None
-        result = entry.get("toolUseResult") if isinstance(entry, dict) else None
-        agent = result.get("agentId") if isinstance(result, dict) else None
-        part = payload.message.parts[0]
-        if isinstance(agent, str) and isinstance(part, ToolResultPart):
-            calls.setdefault(agent, part.call_id)
-    return calls
+def _note_call(calls: dict[str, str], message: Message) -> None:
+    """Remember the tool call a tool message answers when its result names a subagent."""
+    if message.role != "tool":
+        return
+    native = message.native
+    entry = native.value if native is not None else None
+    result = entry.get("toolUseResult") if isinstance(entry, dict) else None
+    agent = result.get("agentId") if isinstance(result, dict) else None
+    part = message.parts[0]
+    if isinstance(agent, str) and isinstance(part, ToolResultPart):
+        calls.setdefault(agent, part.call_id)
 
 
 def looks_like_claude_code(value: Any) -> bool:
@@ -175,9 +174,24 @@ def looks_like_claude_code(value: Any) -> bool:
     return "sessionId" in value or "parentUuid" in value or value.get("type") in _RECORDS_ONLY
 
 
-def _entries(text: str, *, strict: bool) -> tuple[list[tuple[int, Json]], list[Skipped]]:
-    """The entries of a JSONL transcript (or a web export) with their line numbers, and the
-    lines skipped with why."""
+@dataclass(slots=True)
+class _Read:
+    """A file's lines read: the main conversation's reader, one per sidechain (by agent, in
+    order of appearance), the lines skipped with why (by number), the session id and the
+    agent id the entries name first."""
+
+    main: _Reader
+    sides: dict[str, _Reader]
+    skipped: list[Skipped]
+    session: str | None
+    agent: str | None
+
+
+def _plan(
+    lines: TranscriptLines, encoding: str, *, strict: bool, spool: bool, split: bool
+) -> _Read:
+    """Read a transcript's lines in two passes (see `claude_code_transcript`); `split`: its
+    sidechain entries are sessions of their own (a subagent's file is one session whole)."""
     skipped: list[Skipped] = []
 
     def skip(number: int, reason: str) -> None:
@@ -185,49 +199,137 @@ def _entries(text: str, *, strict: bool) -> tuple[list[tuple[int, Json]], list[S
             raise ImportRefused(reason, number)
         skipped.append(Skipped(number, reason))
 
-    head = text.lstrip()[:2048]
-    if head.startswith("{") and '"loglines"' in head:
-        try:
-            document = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            document = None
-        if isinstance(document, dict) and isinstance(document.get("loglines"), list):
-            found = []
-            for number, entry in enumerate(document["loglines"], start=1):
-                if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
-                    skip(number, "a logline that is not an object with a type")
-                elif (bad := _bad_link(entry)) is not None:
-                    skip(number, f"{bad!r} is not a string")
-                else:
-                    found.append((number, entry))
-            return found, skipped
-    lines = text.split("\n")
-    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
-    entries: list[tuple[int, Json]] = []
-    for number, line in enumerate(lines, start=1):
-        line = line.removesuffix("\r")
+    def reader(strict_lines: bool) -> _Reader:
+        out = Transcript(format=CLAUDE_CODE, source_id="", spool=Spool() if spool else None)
+        return _Reader(encoding, out, strict_lines)
+
+    export = _export(lines)
+    entries: Callable[[Callable[[int, str], None] | None], Iterable[tuple[int, int, Json]]]
+    if export is not None:
+        entries = functools.partial(_logline_entries, export)
+        entry_at: Callable[[int], Json] = export.__getitem__
+    else:
+        entries = functools.partial(_jsonl_entries, lines)
+
+        def entry_at(offset: int) -> Json:
+            value = json.loads(lines.line_at(offset))
+            assert isinstance(value, dict)
+            return value
+
+    main = reader(strict)
+    sides: dict[str, _Reader] = {}
+    session: str | None = None
+    agent_id: str | None = None
+    on_side: dict[int, _Reader] = {}  # a sidechain's lines (few): the rest are the main's
+    last = 0  # the last line the first pass read as an entry
+    for number, offset, entry in entries(skip):
+        last = number
+        if session is None and isinstance(entry.get("sessionId"), str):
+            session = entry["sessionId"]
+        if agent_id is None and isinstance(entry.get("agentId"), str):
+            agent_id = entry["agentId"]
+        if split and entry.get("isSidechain") is True:
+            agent = entry.get("agentId")
+            key = agent if isinstance(agent, str) else "sidechain"
+            if key not in sides:
+                sides[key] = reader(False)  # a sidechain's bad lines never refuse the file
+            on_side[number] = sides[key]
+        on_side.get(number, main).plan(number, offset, entry, entry_at)
+    for found in lines.skipped:
+        if strict:
+            raise ImportRefused(found.reason, found.line)
+        skipped.append(found)
+    skipped.sort(key=lambda found: found.line or 0)
+    bad = {found.line for found in skipped}
+    for number, _, entry in entries(None):
+        # the second pass reads what the first indexed: a transcript still being written
+        # (an agent running) may have grown, or finished its last line, since
+        if number > last:
+            break
+        if number not in bad:
+            on_side.get(number, main).read(entry, number)
+    for side in (main, *sides.values()):
+        side.finish()
+    return _Read(main, sides, skipped, session, agent_id)
+
+
+def _export(lines: TranscriptLines) -> list[Json] | None:
+    """The loglines of a web export (`{"loglines": [...]}`, one JSON document, read whole);
+    `None` when the text is not one."""
+    head = ""
+    for _, _, text in lines.numbered():
+        head += text + "\n"
+        if len(head.lstrip()) >= 2048:
+            break
+    head = head.lstrip()[:2048]
+    if not (head.startswith("{") and '"loglines"' in head):
+        return None
+    try:
+        document = json.loads("\n".join(text for _, _, text in lines.numbered()))
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if isinstance(document, dict) and isinstance(document.get("loglines"), list):
+        return list(document["loglines"])
+    return None
+
+
+def _logline_entries(
+    loglines: list[Json], skip: Callable[[int, str], None] | None
+) -> Iterator[tuple[int, int, Json]]:
+    """A web export's entries: (number from 1, index, entry)."""
+    for index, entry in enumerate(loglines):
+        number = index + 1
+        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+            if skip is not None:
+                skip(number, "a logline that is not an object with a type")
+        elif (bad := _bad_link(entry)) is not None:
+            if skip is not None:
+                skip(number, f"{bad!r} is not a string")
+        else:
+            yield number, index, entry
+
+
+def _jsonl_entries(
+    lines: TranscriptLines, skip: Callable[[int, str], None] | None
+) -> Iterator[tuple[int, int, Json]]:
+    """The entries of a JSONL transcript as (line number, offset, entry), a line at a time;
+    `skip` hears of each line that is not an entry, with why. A line that is not JSON and
+    does not end an object is cut off when no entry follows it: that is decided at the next
+    line that is not blank (or at the end)."""
+    cut: tuple[int, str] | None = None  # a line that is cut off if it is the last
+
+    def report(number: int, reason: str) -> None:
+        if skip is not None:
+            skip(number, reason)
+
+    for number, offset, line in lines.numbered():
         if not line.strip():
             continue
+        if cut is not None:
+            report(*cut)
+            cut = None
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            if number == last and not text.rstrip("\r\n").endswith("}"):
-                skip(number, "the last line is cut off (the file ends mid-entry)")
+            reason = f"not JSON: {exc.msg} (column {exc.colno})"
+            if line.rstrip("\r\n").endswith("}"):
+                report(number, reason)
             else:
-                skip(number, f"not JSON: {exc.msg} (column {exc.colno})")
+                cut = (number, reason)
             continue
         except RecursionError:
-            skip(number, "the JSON is nested too deeply to read")
+            report(number, "the JSON is nested too deeply to read")
             continue
         if not isinstance(value, dict):
-            skip(number, f"a JSON {_kind(value)}, not an entry")
+            report(number, f"a JSON {_kind(value)}, not an entry")
         elif not isinstance(value.get("type"), str):
-            skip(number, "an object without a type")
+            report(number, "an object without a type")
         elif (bad := _bad_link(value)) is not None:
-            skip(number, f"{bad!r} is not a string")  # links key the entry tree
+            report(number, f"{bad!r} is not a string")  # links key the entry tree
         else:
-            entries.append((number, value))
-    return entries, skipped
+            yield number, offset, value
+    if cut is not None:
+        report(cut[0], "the last line is cut off (the file ends mid-entry)")
 
 
 def _bad_link(entry: Json) -> str | None:
@@ -242,23 +344,6 @@ def _kind(value: object) -> str:
     return {str: "string", list: "list", bool: "boolean", type(None): "null"}.get(
         type(value), "number"
     )
-
-
-def _read(
-    format: str,
-    source_id: str,
-    entries: list[tuple[int, Json]],
-    encoding: str,
-    *,
-    strict: bool = False,
-) -> Transcript:
-    transcript = Transcript(format=format, source_id=source_id)
-    reader = _Reader(encoding, transcript, strict)
-    reader.plan(entries)
-    for number, entry in entries:
-        reader.read(entry, number)
-    reader.finish()
-    return transcript
 
 
 def _envelope(entry: Json) -> Json:
@@ -282,37 +367,39 @@ class _Reader:
     source: dict[str, str] = field(default_factory=dict)  # message id -> entry uuid
     tools: dict[str, str] = field(default_factory=dict)  # tool_use id -> tool name
     seen: set[str] = field(default_factory=set)
-    responses: dict[str, list[tuple[int, Json]]] = field(default_factory=dict)
+    responses: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # line, offset
+    entry_at: Callable[[int], Json] | None = None  # a later line of a response, read again
     merged: set[int] = field(default_factory=set)  # lines read as part of an earlier message
     parents: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     answered: dict[str, int] = field(default_factory=dict)  # uuid -> line, assistant entries
-    said: dict[str, list[int]] = field(default_factory=dict)  # prompt text -> its lines
+    said: dict[bytes, list[int]] = field(default_factory=dict)  # prompt digest -> its lines
     queue: deque[tuple[str, int]] = field(default_factory=deque)  # text, line it was queued
     boundary: Json | None = None  # the compact_boundary the next summary closes
+    calls: dict[str, str] = field(default_factory=dict)  # subagent id -> the call starting it
 
-    def plan(self, entries: list[tuple[int, Json]]) -> None:
-        """What reading in file order needs to know of later lines: each response's entries,
-        the tree of entries, and the prompts the file holds as user lines."""
-        for number, entry in entries:
-            uuid, kind = entry.get("uuid"), entry.get("type")
-            message = entry.get("message")
-            if kind == "assistant" and isinstance(message, dict):
-                api_id = message.get("id")
-                if isinstance(api_id, str) and api_id:
-                    self.responses.setdefault(api_id, []).append((number, entry))
-            if isinstance(uuid, str):
-                parent = entry.get("parentUuid")
-                if isinstance(parent, str):
-                    self.parents[uuid] = parent
-                    self.children.setdefault(parent, []).append((number, uuid))
-                if kind == "assistant":
-                    self.answered[uuid] = number
-            text = _prompt_text(entry)
-            if text is None:
-                text = _queued_prompt(entry) if kind == "attachment" else None
-            if text is not None:
-                self.said.setdefault(text, []).append(number)
+    def plan(self, number: int, offset: int, entry: Json, entry_at: Callable[[int], Json]) -> None:
+        """What reading in file order needs to know of later lines: where each response's
+        lines are, the tree of entries, and the prompts the file holds as user lines."""
+        self.entry_at = entry_at
+        uuid, kind = entry.get("uuid"), entry.get("type")
+        message = entry.get("message")
+        if kind == "assistant" and isinstance(message, dict):
+            api_id = message.get("id")
+            if isinstance(api_id, str) and api_id:
+                self.responses.setdefault(api_id, []).append((number, offset))
+        if isinstance(uuid, str):
+            parent = entry.get("parentUuid")
+            if isinstance(parent, str):
+                self.parents[uuid] = parent
+                self.children.setdefault(parent, []).append((number, uuid))
+            if kind == "assistant":
+                self.answered[uuid] = number
+        text = _prompt_text(entry)
+        if text is None:
+            text = _queued_prompt(entry) if kind == "attachment" else None
+        if text is not None:
+            self.said.setdefault(_digest(text), []).append(number)
 
     def read(self, entry: Json, line: int) -> None:
         if line in self.merged:
@@ -384,11 +471,11 @@ class _Reader:
         merged into one message here, where its first block is; the last usage counts."""
         api_id = message.get("id")
         group = self.responses.get(api_id, []) if isinstance(api_id, str) and api_id else []
-        lines = [(n, e) for n, e in group if n >= line] or [(line, entry)]
+        lines = [(n, offset) for n, offset in group if n > line]
         parts: list[Part] = []
         usage: Usage | None = None
         envelopes = []
-        for number, member in lines:
+        for number, member in self._members(line, entry, lines):
             member_uuid = member.get("uuid")
             if number != line and (not isinstance(member_uuid, str) or member_uuid in self.seen):
                 continue
@@ -417,6 +504,17 @@ class _Reader:
             uuid,
             Message(id=uuid, role="assistant", parts=message_parts, usage=usage, native=native),
         )
+
+    def _members(
+        self, line: int, entry: Json, later: list[tuple[int, int]]
+    ) -> Iterator[tuple[int, Json]]:
+        """A response's entries from `line` on: this one, then its later lines read again
+        (one at a time: a response can span many)."""
+        yield line, entry
+        for number, offset in later:
+            if number not in self.merged:
+                assert self.entry_at is not None
+                yield number, self.entry_at(offset)
 
     def _assistant_part(self, block: Json, kind: str, line: int) -> Part:
         """A block of an API response, kept as `append_anthropic` keeps it (thinking with its
@@ -507,7 +605,8 @@ class _Reader:
             return
         self.queue.remove(queued)
         text, since = queued
-        if not delivered or not text.strip() or any(n > since for n in self.said.get(text, ())):
+        said = self.said.get(_digest(text), ())
+        if not delivered or not text.strip() or any(n > since for n in said):
             return  # not sent, or sent with a line of its own (a prompt, an attachment)
         key = f"queued:{line}"
         parts = counted([TextPart(text=text)], self.encoding, key)
@@ -597,11 +696,17 @@ class _Reader:
         if message.native is not None:
             canonical_json(message.native.value)  # a NUL, say: the line is skipped, not the file
         self.out.add(message.id, MessageAppended(message=message), self.now)
+        _note_call(self.calls, message)
         self.live[message.id] = message_tokens(message)
         self.source[message.id] = uuid
 
     def finish(self) -> None:
         """Nothing is held back: a response is merged when its first block is read."""
+
+
+def _digest(text: str) -> bytes:
+    """A prompt's text as the index keeps it: a prompt can be long, its digest is not."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _user_blocks(content: str | list[Any]) -> list[Any]:

@@ -47,6 +47,7 @@ keyed by its first item.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -91,7 +92,7 @@ from store._importers._codex_meta import (
     title_of,
 )
 from store._importers._common import Json, at_line, counted, message_tokens
-from store._importers._transcript import Transcript
+from store._importers._transcript import Entry, Spool, Transcript
 
 FORMAT = "codex"
 INJECTED = "codex.injected"
@@ -119,10 +120,13 @@ COMPACT_USER_TOKENS = 20_000
 records no replacement history (`COMPACT_USER_MESSAGE_MAX_TOKENS`)."""
 
 
-def codex_transcript(lines: Iterable[str], encoding: str, name: str | None = None) -> Transcript:
-    """The session a rollout records. `name` is the file's name: the session id when the
-    rollout has no meta line. `ImportRefused` when no line is a rollout's."""
-    reader = _Rollout(encoding)
+def codex_transcript(
+    lines: Iterable[str], encoding: str, name: str | None = None, *, spool: bool = False
+) -> Transcript:
+    """The session a rollout records, read a line at a time. `name` is the file's name: the
+    session id when the rollout has no meta line. `spool`: the entries go to a temporary
+    file, not memory (`Spool`). `ImportRefused` when no line is a rollout's."""
+    reader = _Rollout(encoding, Transcript(FORMAT, "", spool=Spool() if spool else None))
     for number, text in enumerate(lines, start=1):
         if text.strip():
             reader.line(number, text)
@@ -158,7 +162,7 @@ def ignored_lines(transcript: Transcript) -> int:
     """How many lines of a type this reader does not know it kept as records, unread."""
     return sum(
         1
-        for entry in transcript.entries
+        for entry in transcript.each()
         if isinstance(entry.payload, RecordAppended)
         and entry.payload.record.kind.startswith(IGNORED)
     )
@@ -171,17 +175,18 @@ class _Live:
 
     role: str
     tokens: int
-    items: list[str]
+    items: list[bytes]
     turn: bool = False
 
 
 @dataclass(slots=True)
 class _Response:
-    """An assistant message still being read: one line per item."""
+    """An assistant message still being read: one line per item. What the rollout records
+    meanwhile (`held`) follows it: the message goes where its first item was."""
 
     key: str
-    at: int  # where in the entries it goes
     time: datetime | None
+    held: list[Entry] = field(default_factory=list)
     parts: list[Part] = field(default_factory=list)
 
 
@@ -310,7 +315,7 @@ class _Rollout:
         prefix, start = (key, 0) if response is None else (response.key, len(response.parts))
         [part] = counted([assistant_part(item)], self.encoding, prefix, start)
         if response is None:
-            response = self.response = _Response(key, len(self.out.entries), time)
+            response = self.response = _Response(key, time)
             self.keys.add(key)
         if isinstance(part, ToolCallPart):
             self.calls[part.call_id] = part.name
@@ -327,9 +332,9 @@ class _Rollout:
             usage=usage,
             native=Native(api=OPENAI_RESPONSES, value={}),
         )
-        entries = self.out.entries
         self.out.add(response.key, MessageAppended(message=message), response.time)
-        entries.insert(response.at, entries.pop())
+        for entry in response.held:
+            self.out.add(entry.key, entry.payload, entry.time)
         self.live[message.id] = _Live("assistant", message_tokens(message), _items(message))
 
     def _input_message(self, item: Json, role: str, key: str, time: datetime | None) -> None:
@@ -358,7 +363,10 @@ class _Rollout:
 
     def _add(self, key: str, payload: Payload, time: datetime | None) -> None:
         self.keys.add(key)
-        self.out.add(key, payload, time)
+        if self.response is not None:
+            self.response.held.append(Entry(key, payload, time))
+        else:
+            self.out.add(key, payload, time)
 
     # compaction and rollback
 
@@ -464,9 +472,10 @@ class _Rollout:
         return self.out
 
 
-def _items(message: Message) -> list[str]:
-    """The Responses items a message was read from, as canonical text (tool messages keep
-    theirs whole in `native` unless their output is text, then it is put back)."""
+def _items(message: Message) -> list[bytes]:
+    """The Responses items a message was read from, as digests of their canonical text (tool
+    messages keep theirs whole in `native` unless their output is text, then it is put
+    back)."""
     if message.role == "tool" and message.native is not None:
         value = message.native.value
         if isinstance(value, dict) and "output" not in value:
@@ -477,5 +486,9 @@ def _items(message: Message) -> list[str]:
     return [_json(native.value) for native in natives if isinstance(native, Native)]
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+def _json(value: object) -> bytes:
+    """An item as a live message keeps it, to be recognised in a replacement history: the
+    digest of its canonical text (every live message's items, kept whole, would hold the
+    session's content in memory)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()

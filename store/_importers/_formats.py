@@ -2,29 +2,33 @@
 files are: one `Format` per agent, in `FORMATS`.
 
 A format recognises a file by its first lines (each agent's first record has a shape of its
-own), reads a file's text into `Transcript`s, and names the files of its sessions under a
-folder (`~/.claude/projects`, `~/.codex/sessions`, `~/.pi/agent/sessions`), so
-`sessionstore import FOLDER` finds them. OpenCode's storage folder (session, message and part
-files) is read as a whole: `opencode_storage`.
+own), reads a file's lines (`TranscriptLines`, one at a time: a file can be longer than
+memory) into `Transcript`s whose entries are spooled to temporary files, and names the files
+of its sessions under a folder (`~/.claude/projects`, `~/.codex/sessions`,
+`~/.pi/agent/sessions`), so `sessionstore import FOLDER` finds them. A JSON document (an
+OpenCode export, a Claude Code web export) is one value, read whole. OpenCode's storage
+folder (session, message and part files) is read per session: `opencode_storage`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
 from store._importers._claude_code import claude_code_transcript, looks_like_claude_code
 from store._importers._codex import codex_transcript, looks_like_codex
+from store._importers._lines import FileLines, TranscriptLines, head_lines
 from store._importers._opencode import looks_like_opencode, opencode_transcript
 from store._importers._pi import looks_like_pi, pi_transcript
 from store._importers._transcript import Transcript
 
-Reader = Callable[[str, str, str, Mapping[str, str]], list[Transcript]]
-"""(the file's text, the token encoding, the file's name, its companions' texts by name) ->
-the sessions it holds."""
+Reader = Callable[[TranscriptLines, str, str, Mapping[str, TranscriptLines]], list[Transcript]]
+"""(the file's lines, the token encoding, the file's name, its companions' lines by name) ->
+the sessions it holds, their entries spooled (`Transcript.spool`); the lines that are not
+UTF-8 are among their `skipped`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +44,16 @@ class Format:
     """Files that belong to a session file (Claude Code's subagents), read with it."""
 
 
-def _lines(text: str) -> list[str]:
-    return [line.removesuffix("\r") for line in text.split("\n")]
+def _texts(lines: TranscriptLines) -> Iterator[str]:
+    return (text for _, _, text in lines.numbered())
+
+
+def _with_bad_lines(transcript: Transcript, lines: TranscriptLines) -> list[Transcript]:
+    """The transcript with the lines that were not UTF-8 among its skipped, in line order."""
+    if lines.skipped:
+        found = [*transcript.skipped, *lines.skipped]
+        transcript.skipped = sorted(found, key=lambda skip: skip.line or 0)
+    return [transcript]
 
 
 def claude_code_subagents(path: Path) -> list[Path]:
@@ -54,8 +66,8 @@ FORMATS: dict[str, Format] = {
     "claude-code": Format(
         "claude-code",
         lambda value, _: looks_like_claude_code(value),
-        lambda text, encoding, name, companions: [
-            claude_code_transcript(text, encoding, name, companions)
+        lambda lines, encoding, name, companions: [
+            claude_code_transcript(lines, encoding, name, companions, spool=True)
         ],
         patterns=("*.jsonl", "*.json"),  # the web export is one JSON document
         companions=claude_code_subagents,
@@ -63,17 +75,23 @@ FORMATS: dict[str, Format] = {
     "codex": Format(
         "codex",
         lambda _, lines: looks_like_codex(lines),
-        lambda text, encoding, name, _: [codex_transcript(_lines(text), encoding, name)],
+        lambda lines, encoding, name, _: _with_bad_lines(
+            codex_transcript(_texts(lines), encoding, name, spool=True), lines
+        ),
     ),
     "pi": Format(
         "pi",
         lambda value, _: looks_like_pi(value),
-        lambda text, encoding, _, __: [pi_transcript(_lines(text), encoding)],
+        lambda lines, encoding, _, __: _with_bad_lines(
+            pi_transcript(_texts(lines), encoding, spool=True), lines
+        ),
     ),
     "opencode": Format(
         "opencode",
         lambda value, _: looks_like_opencode(value),
-        lambda text, encoding, _, __: [opencode_transcript(text, encoding)],
+        lambda lines, encoding, _, __: [  # one JSON document, read whole
+            opencode_transcript("\n".join(_texts(lines)), encoding)
+        ],
         patterns=("*.json",),
     ),
 }
@@ -108,9 +126,21 @@ def _objects(text: str, most: int = 20) -> list[str]:
     return found
 
 
-def recognise(text: str, path: PurePath) -> Format | None:
-    """The format of a file, by its first lines that are entries (`None`: none of ours)."""
-    value = first_value(text)
+def file_head(path: Path) -> tuple[str, Any]:
+    """A file's first 50 lines, each decoded by itself, and the first JSON object among them:
+    what recognising its format reads. A JSON document that is not JSONL (an export's
+    object, a message list) is read whole, as it must be to parse; a file whose first lines
+    are no JSON at all is not read further."""
+    head = "\n".join(head_lines(path))
+    if _objects(head, 1) or head.lstrip()[:1] not in ("{", "["):
+        return head, first_value(head)
+    return head, first_value("\n".join(_texts(FileLines(path))))
+
+
+def recognise(text: str, path: PurePath, value: Any = None) -> Format | None:
+    """The format of a file, by its first lines that are entries (`None`: none of ours);
+    `value` is their first JSON object when the caller has it (`file_head`)."""
+    value = first_value(text) if value is None else value
     lines = _objects(text)
     for form in FORMATS.values():
         if any(path.match(p) for p in form.patterns) and form.recognises(value, lines):

@@ -71,7 +71,7 @@ from store._importers._pi_messages import (
     renamed,
     summary_message,
 )
-from store._importers._transcript import Link, Transcript
+from store._importers._transcript import Link, Spool, Transcript
 
 FORMAT = "pi"
 SUMMARIZER = "pi"
@@ -96,11 +96,11 @@ def looks_like_pi(first: object) -> bool:
     )
 
 
-def pi_transcript(lines: Iterable[str], encoding: str) -> Transcript:
+def pi_transcript(lines: Iterable[str], encoding: str, *, spool: bool = False) -> Transcript:
     """A pi session file's lines (either layout) as one transcript; malformed lines are
     skipped and reported. `ImportRefused` when the first line is not a pi session header, or
-    nothing follows it."""
-    reader = _Reader(encoding)
+    nothing follows it. `spool`: the entries go to a temporary file, not memory (`Spool`)."""
+    reader = _Reader(encoding, spool=spool)
     for number, text in enumerate(lines, start=1):
         reader.read(number, text)
     return reader.finish()
@@ -113,7 +113,7 @@ class _Node:
 
     key: str
     parent: str | None
-    message: Message | None = None
+    message: int | None = None  # where the transcript holds the entry that holds it
     compaction: bool = False
     first_kept: str | None = None
     summarizer: str = SUMMARIZER
@@ -133,6 +133,7 @@ class _Reader:
     live context (always pi's context for that branch)."""
 
     encoding: str
+    spool: bool = False
     transcript: Transcript | None = None
     json_lines: int = 0  # JSON lines so far: what a legacy firstKeptEntryIndex counts
     key_at_index: dict[int, str] = field(default_factory=dict)
@@ -171,7 +172,8 @@ class _Reader:
         if not looks_like_pi(value):
             raise ImportRefused("not a pi session: the first line is not a session header", number)
         assert isinstance(value, dict)
-        self.transcript = Transcript(format=FORMAT, source_id=value["id"])
+        spool = Spool() if self.spool else None
+        self.transcript = Transcript(format=FORMAT, source_id=value["id"], spool=spool)
         parent = value.get("parentSession", value.get("branchedFrom"))
         found = _PARENT_FILE.search(parent) if isinstance(parent, str) else None
         if found is not None:
@@ -263,7 +265,7 @@ class _Reader:
         if "firstKeptEntryId" not in value and isinstance(value.get("firstKeptEntryIndex"), int):
             first_kept = self.key_at_index.get(value["firstKeptEntryIndex"])
         message = summary_message(value, node.key, summary, self.encoding)
-        node.message, node.compaction = message, True
+        node.compaction = True
         node.first_kept = first_kept if isinstance(first_kept, str) else None
         node.summarizer = "pi extension" if value.get("fromHook") is True else SUMMARIZER
         kept = set(self._desired())
@@ -271,19 +273,20 @@ class _Reader:
         boundary = next((i for i, live in self.live.items() if live.node in kept), message.id)
         before = sum(live.tokens for live in self.live.values())
         freed = sum(self.live[i].tokens for i in replaced)
-        self._add(
-            node.key,
-            ContextCompacted(
-                summary=message,
-                first_kept_message_id=boundary,
-                replaced_message_ids=replaced,
-                tokens_before=before,
-                tokens_after=before - freed + message_tokens(message),
-                reason="before_llm_call",  # pi does not record what started it
-                summarizer=node.summarizer,
-            ),
-            time,
+        compaction = ContextCompacted(
+            summary=message,
+            first_kept_message_id=boundary,
+            replaced_message_ids=replaced,
+            tokens_before=before,
+            tokens_after=before - freed + message_tokens(message),
+            reason="before_llm_call",  # pi does not record what started it
+            summarizer=node.summarizer,
         )
+        try:
+            node.message = self._add(node.key, compaction, time)
+        except Exception:
+            node.compaction = False  # skipped at its line: no summary to send again
+            raise
         order = [(i, live) for i, live in self.live.items() if i not in replaced]
         cut = next((n for n, (i, _) in enumerate(order) if i == boundary), len(order))
         order.insert(cut, (message.id, _Live(node.key, message_tokens(message))))
@@ -332,7 +335,7 @@ class _Reader:
         assert node.message is not None
         count = self.reentries[node.key] = self.reentries.get(node.key, 0) + 1
         key = self._fresh(f"{node.key}@{count}")
-        message = renamed(node.message, key)
+        message = renamed(self._message_of(node.message), key)
         tokens = message_tokens(message)
         if not node.compaction:
             self._add(key, MessageAppended(message=message), time)
@@ -354,8 +357,7 @@ class _Reader:
         self.live[message.id] = _Live(node.key, tokens)
 
     def _append(self, node: _Node, message: Message, time: datetime | None) -> None:
-        self._add(node.key, MessageAppended(message=message), time)
-        node.message = message
+        node.message = self._add(node.key, MessageAppended(message=message), time)
         self.live[message.id] = _Live(node.key, message_tokens(message))
 
     def _remember(self, value: Json) -> None:
@@ -373,11 +375,21 @@ class _Reader:
         part = NativePart(id=f"{key}.0", native=Native(api=PI, value=value))
         self._add(key, RecordAppended(record=Record(id=key, kind=kind, parts=(part,))), time)
 
-    def _add(self, key: str, payload: Payload, time: datetime | None) -> None:
+    def _add(self, key: str, payload: Payload, time: datetime | None) -> int:
         canonical_json(payload.model_dump(mode="json"))  # a NaN, say, fails at its line
         assert self.transcript is not None
         self.keys.add(key)
-        self.transcript.add(key, payload, time)
+        return self.transcript.add(key, payload, time)
+
+    def _message_of(self, position: int) -> Message:
+        """The message (or compaction summary) of the entry at `position`, read again: the
+        tree keeps where each message is, not the message."""
+        assert self.transcript is not None
+        payload = self.transcript.entry_at(position).payload
+        if isinstance(payload, ContextCompacted):
+            return payload.summary
+        assert isinstance(payload, MessageAppended)
+        return payload.message
 
     def _fresh(self, key: str) -> str:
         """`key`, or it with `~` added until no entry of the file uses it (the source's ids
