@@ -4,14 +4,16 @@ replays and in exports), `verify` passes, and a restore says it cannot."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from events import Message, MessageAppended, Native, ToolResultPart
+from events import ContentRedacted, Message, MessageAppended, Native, ToolResultPart
 from store import InvalidArgument, Session, SessionStore, ToolCall
+from tests.builders import started, user
 from tests.conftest import Backend
 
 SECRET = "sk-proj-7Hq2LEAKEDkeyZZ9x0QwErTy"
@@ -271,3 +273,23 @@ def test_a_secret_in_a_message_envelope_is_redacted_with_its_parts(
         [stored] = reopened.session(s.id).context().messages
         assert stored.native == Native(api="sessionstore.redacted", value="[redacted: leaked]")
         assert SECRET not in "\n".join(reopened.export_session(s.id))
+
+
+def test_a_message_after_a_redaction_of_the_same_text_in_one_batch_keeps_it(
+    store: SessionStore,
+) -> None:
+    text = f"OPENAI_API_KEY={SECRET}"
+    first = store.append("s", [started(), user(text)], expected_version=0)[1]
+    assert isinstance(first.payload, MessageAppended)
+    part = first.payload.message.parts[0].id
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    redaction = ContentRedacted(part_ids=(part,), digests=(digest,), reason="leaked")
+
+    store.append("s", [redaction, user(text)], expected_version=2)
+
+    later = store.read("s", 4, 4)[0].payload
+    assert isinstance(later, MessageAppended)
+    assert later.message.parts[0].text == text  # type: ignore[union-attr]
+    shown = [m.parts[0].text for m in store.session("s").context().messages]  # type: ignore[union-attr]
+    assert shown == ["[redacted: leaked]", text]
+    assert store.verify("s").ok
