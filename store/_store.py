@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +44,8 @@ ImportFormat = Literal["sessionstore", "openai", "claude-code", "codex", "pi", "
 DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 """An event with its bodies: a 100 MB tool output is stored whole (compressed) and shown cut."""
 DEFAULT_SNAPSHOT_EVERY = 100
+PURGE_ATTEMPTS = 50
+"""A purge that finds the head moved since it planned plans again, this many times at most."""
 
 
 def _utc_now() -> datetime:
@@ -283,16 +287,25 @@ class SessionStore:
         the database and its files, the events and their chain stay, and the session reads
         `[redacted: <reason>]` wherever it had content. Returns the `ContentRedacted` event,
         or `None` when nothing was left to delete. Bodies another session also holds stay for
-        that session. See `Session.redact`."""
+        that session. See `Session.redact`.
+
+        The event covers every message before it: the purge is planned from the head it is
+        appended after, and planned again when another writer moved the head in between
+        (`ConcurrencyError` only if that happens `PURGE_ATTEMPTS` times running)."""
         check_session_id(session_id)
         check.text("reason", reason)
         if not 1 <= len(reason) <= 500:
             raise InvalidArgument(f"reason must be 1 to 500 characters, got {len(reason)}")
-        head = self._log.version(session_id)
-        event = plan_redaction(self._recorder, session_id, head, None, reason)
-        if event is None:
-            return None
-        return self._log.append(session_id, [event], None)[0]
+        for attempt in range(PURGE_ATTEMPTS):
+            head = self._log.version(session_id)
+            event = plan_redaction(self._recorder, session_id, head, None, reason)
+            if event is None:
+                return None
+            try:
+                return self._log.append(session_id, [event], head)[0]
+            except ConcurrencyError:  # a message came in after the plan: plan again, with it
+                time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))
+        raise ConcurrencyError(session_id, head, self._log.version(session_id))
 
     # reading
 
