@@ -185,10 +185,11 @@ class Recorder(Protocol):
         """Every body the session references."""
         ...
 
-    def scrub(self) -> bool:
+    def scrub(self, *, wait: bool = True) -> bool:
         """Make deleted bodies unreadable in the database's files too (SQLite: its WAL
         checkpointed and truncated; deleted pages are zeroed as they are freed). `False`
-        when that could not finish now (a reader still holds old pages)."""
+        when that could not finish now (a reader still holds old pages, or, with
+        `wait=False`, a writer is busy). Idempotent: it can run any time, again and again."""
         ...
 
     def event_hash(self, session_id: str, seq: int) -> str | None:

@@ -495,6 +495,7 @@ class Session:
         self._catch_up()
         event = plan_redaction(self._log.recorder, self.id, self.version, wanted, reason)
         if event is None:
+            self._log.scrub(self.id)  # a redaction retried after a crash finishes its scrub
             return None
         return self.append_events([event])[0]
 

@@ -307,7 +307,7 @@ class SqlRecorder:
         a write locks the whole database (SQLite); a backend whose writers run side by side
         locks each body here, shared for `referenced`, exclusive for `deleted`."""
 
-    def scrub(self) -> bool:
+    def scrub(self, *, wait: bool = True) -> bool:
         return True
 
     def save_snapshot(

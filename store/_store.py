@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -21,6 +22,7 @@ from store._append import Clock, EventLike, check_session_id, encode_batch
 from store._backends import open_recorder, resolve_url
 from store._errors import (
     ConcurrencyError,
+    DatabaseUnavailable,
     InvalidArgument,
     SessionExists,
     UnknownSession,
@@ -154,6 +156,11 @@ class SessionStore:
         )
         try:
             ensure_schema(recorder, migrate=migrate, create=create)
+            # A redaction whose process died between its commit and its scrub left the deleted
+            # bytes in the files (SQLite's WAL): finish that now, if it needs no wait (and
+            # not at all on a file this process may only read).
+            with contextlib.suppress(DatabaseUnavailable):
+                recorder.scrub(wait=False)
         except BaseException:
             recorder.close()
             raise
@@ -300,6 +307,7 @@ class SessionStore:
             head = self._log.version(session_id)
             event = plan_redaction(self._recorder, session_id, head, None, reason)
             if event is None:
+                self._log.scrub(session_id)  # a purge retried after a crash finishes its scrub
                 return None
             try:
                 return self._log.append(session_id, [event], head)[0]

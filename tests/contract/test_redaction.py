@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -293,3 +296,71 @@ def test_a_message_after_a_redaction_of_the_same_text_in_one_batch_keeps_it(
     shown = [m.parts[0].text for m in store.session("s").context().messages]  # type: ignore[union-attr]
     assert shown == ["[redacted: leaked]", text]
     assert store.verify("s").ok
+
+
+REDACT_THEN_DIE = """
+import os, sys
+from store import SessionStore
+from store._sqlite import SqliteRecorder
+
+store = SessionStore(sys.argv[1])
+SqliteRecorder.scrub = lambda self, wait=True: os._exit(3)  # dies right after the commit
+session = store.session(sys.argv[2])
+if sys.argv[3] == "purge":
+    store.purge(session.id, reason="leaked")
+else:
+    session.redact([sys.argv[4]], reason="leaked")
+"""
+
+
+def redaction_killed_before_its_scrub(url: str, session_id: str, how: str, part: str) -> None:
+    """Redact (or purge) in a process that dies between the commit and the WAL checkpoint."""
+    died = subprocess.run(
+        [sys.executable, "-c", REDACT_THEN_DIE, url, session_id, how, part],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert died.returncode == 3, died.stderr
+
+
+@pytest.mark.parametrize("how", ["redact", "purge"])
+def test_a_redaction_retried_after_a_crash_scrubs_the_wal(
+    sqlite_backend: Backend, how: str
+) -> None:
+    url = sqlite_backend.url
+    holder = sqlite3.connect(str(sa.make_url(url).database))  # another process keeps it open
+    try:
+        with SessionStore(url) as store:
+            s = store.create_session(model="m")
+            part = s.append_user(f"OPENAI_API_KEY={SECRET}").parts[0].id
+            holder.execute("SELECT count(*) FROM events").fetchall()
+            redaction_killed_before_its_scrub(url, s.id, how, part)
+            assert found_in_files(url, SECRET) != []  # the test can fail: the bytes are there
+
+            retried = store.purge(s.id) if how == "purge" else s.redact([part], reason="leaked")
+
+            assert retried is None  # nothing was left to delete, but the files were scrubbed
+            assert found_in_files(url, SECRET) == []
+            assert store.verify(s.id).ok
+    finally:
+        holder.close()
+
+
+def test_opening_the_store_scrubs_what_a_crashed_redaction_left(sqlite_backend: Backend) -> None:
+    url = sqlite_backend.url
+    holder = sqlite3.connect(str(sa.make_url(url).database))
+    try:
+        with SessionStore(url) as store:
+            s = store.create_session(model="m")
+            part = s.append_user(f"OPENAI_API_KEY={SECRET}").parts[0].id
+            holder.execute("SELECT count(*) FROM events").fetchall()
+        redaction_killed_before_its_scrub(url, s.id, "redact", part)
+        assert found_in_files(url, SECRET) != []
+
+        with SessionStore(url) as reopened:
+            assert found_in_files(url, SECRET) == []
+            assert reopened.verify(s.id).ok
+    finally:
+        holder.close()
