@@ -397,6 +397,9 @@ class AsyncSessionStore:
     async def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
         return await self._run(lambda s: s.purge(session_id, reason=reason))
 
+    async def collect_bodies(self) -> int:
+        return await self._run(lambda s: s.collect_bodies())
+
     async def read(
         self, session_id: str, from_seq: int = 1, to_seq: int | None = None
     ) -> list[RecordedEvent]:

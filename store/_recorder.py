@@ -185,6 +185,16 @@ class Recorder(Protocol):
         """Every body the session references."""
         ...
 
+    def unreferenced_bodies(self) -> list[str]:
+        """The digests of stored bodies no session references, sorted."""
+        ...
+
+    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
+        """Delete each body among `digests` that no session references, in one transaction
+        that excludes any write taking a reference to one of them (as a redaction does);
+        how many were deleted. The database deletes only bodies a redaction names."""
+        ...
+
     def scrub(self, *, wait: bool = True) -> bool:
         """Make deleted bodies unreadable in the database's files too (SQLite: its WAL
         checkpointed and truncated; deleted pages are zeroed as they are freed). `False`

@@ -132,6 +132,11 @@ _FORGET_BODY = blobs.delete().where(
     blobs.c.digest == sa.bindparam("digest"),
     ~sa.exists().where(blob_refs.c.digest == blobs.c.digest),
 )
+_UNREFERENCED_BODIES = (
+    sa.select(blobs.c.digest)
+    .where(~sa.exists().where(blob_refs.c.digest == blobs.c.digest))
+    .order_by(blobs.c.digest)
+)
 _SESSION_ROW = sa.select(sessions).where(sessions.c.id == _SESSION)
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
 _SET_METADATA = (
@@ -306,6 +311,18 @@ class SqlRecorder:
         two redactions of one body must not each leave it to the other. Nothing to do where
         a write locks the whole database (SQLite); a backend whose writers run side by side
         locks each body here, shared for `referenced`, exclusive for `deleted`."""
+
+    def unreferenced_bodies(self) -> list[str]:
+        with self._reading() as conn:
+            return [str(digest) for digest in conn.execute(_UNREFERENCED_BODIES).scalars()]
+
+    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
+        deleted = 0
+        with self._writing() as conn:
+            self._lock_bodies(conn, (), digests)
+            for digest in digests:
+                deleted += conn.execute(_FORGET_BODY, {"digest": digest}).rowcount
+        return deleted
 
     def scrub(self, *, wait: bool = True) -> bool:
         return True

@@ -31,7 +31,7 @@ from store._import import Header, ImportResult, import_path, import_text
 from store._log import MAX_SEQ, EventLog
 from store._migrate import ensure_schema
 from store._recorder import SessionFilter
-from store._redact import plan_redaction
+from store._redact import collect_bodies, plan_redaction
 from store._rows import SessionInfo
 from store._session import Session
 from store._sqlite import SqliteSynchronous
@@ -307,13 +307,24 @@ class SessionStore:
             head = self._log.version(session_id)
             event = plan_redaction(self._recorder, session_id, head, None, reason)
             if event is None:
-                self._log.scrub(session_id)  # a purge retried after a crash finishes its scrub
+                # a purge retried after a crash between its commit and its scrub scrubs now
+                self._log.scrub(f"redacted bodies of {session_id}")
                 return None
             try:
                 return self._log.append(session_id, [event], head)[0]
             except ConcurrencyError:  # a message came in after the plan: plan again, with it
                 time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))
         raise ConcurrencyError(session_id, head, self._log.version(session_id))
+
+    def collect_bodies(self) -> int:
+        """Delete every body no session references, and scrub the files as a redaction does;
+        returns how many were deleted. A repair for databases written before concurrent
+        redactions of one body were made exclusive (two sessions redacting the same text at
+        the same moment could each leave it to the other); a store's own writes leave none."""
+        deleted = collect_bodies(self._recorder)
+        if deleted:
+            self._log.scrub("bodies no session referenced")
+        return deleted
 
     # reading
 

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from events import ContentRedacted, Message, MessageAppended, Native, ToolResultPart
 from store import InvalidArgument, Session, SessionStore, ToolCall
+from store._cli import main
 from tests.builders import started, user
 from tests.conftest import Backend
 
@@ -364,3 +365,67 @@ def test_opening_the_store_scrubs_what_a_crashed_redaction_left(sqlite_backend: 
             assert reopened.verify(s.id).ok
     finally:
         holder.close()
+
+
+def unreferenced_bodies(backend: Backend) -> list[str]:
+    engine = backend.raw_engine()
+    try:
+        with engine.connect() as conn:
+            query = (
+                "SELECT digest FROM blobs WHERE NOT EXISTS "
+                "(SELECT 1 FROM blob_refs WHERE blob_refs.digest = blobs.digest) ORDER BY digest"
+            )
+            return [str(row[0]) for row in conn.execute(sa.text(query))]
+    finally:
+        engine.dispose()
+
+
+def leave_a_body_with_no_owner(backend: Backend, store: SessionStore) -> tuple[Session, str]:
+    """A session that redacted the secret, and the secret's body stored again with no
+    reference: what two sessions redacting it at the same moment left before that was made
+    exclusive. Returns the session and the body's digest."""
+    s = store.create_session(model="m")
+    s.append_user("still needed")
+    text = f"OPENAI_API_KEY={SECRET}"
+    s.redact([s.append_user(text).parts[0].id], reason="leaked")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    backend.execute(
+        "INSERT INTO blobs (digest, size, compression, data) VALUES (:d, :n, 'none', :b)",
+        d=digest,
+        n=len(text),
+        b=text.encode("utf-8"),
+    )
+    return s, digest
+
+
+def test_collect_bodies_deletes_what_no_session_references_and_nothing_else(
+    backend: Backend,
+) -> None:
+    with SessionStore(backend.url) as store:
+        s, digest = leave_a_body_with_no_owner(backend, store)
+        assert unreferenced_bodies(backend) == [digest]
+
+        assert store.collect_bodies() == 1
+
+        assert unreferenced_bodies(backend) == []
+        assert store.collect_bodies() == 0
+        assert [m.parts[0].text for m in s.context().messages] == [  # type: ignore[union-attr]
+            "still needed",
+            "[redacted: leaked]",
+        ]
+        assert store.verify(s.id).ok
+    if backend.name == "sqlite":
+        assert found_in_files(backend.url, SECRET) == []
+
+
+def test_db_gc_says_how_many_bodies_it_deleted(
+    sqlite_backend: Backend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with SessionStore(sqlite_backend.url) as store:
+        leave_a_body_with_no_owner(sqlite_backend, store)
+
+    assert main(["--db", sqlite_backend.url, "db", "gc"]) == 0
+    assert capsys.readouterr().out == "deleted 1 body no session references\n"
+    assert main(["--db", sqlite_backend.url, "db", "gc"]) == 0
+    assert capsys.readouterr().out == "deleted 0 bodies no session references\n"
+    assert found_in_files(sqlite_backend.url, SECRET) == []

@@ -161,9 +161,7 @@ def test_a_purge_covers_every_message_appended_before_its_event(backend: Backend
         missed: list[int] = []
         for iteration in range(PURGES):
             session_id = f"purged-{iteration}"
-            purging.append(
-                session_id, [started(), user(f"first {iteration}")], expected_version=0
-            )
+            purging.append(session_id, [started(), user(f"first {iteration}")], expected_version=0)
             event, _ = at_once(
                 lambda: purging.purge(session_id),  # noqa: B023
                 lambda: appending.append(
