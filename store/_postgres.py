@@ -23,9 +23,9 @@ transaction and one round trip: a data-modifying `WITH` moves the head (or inser
 and returns the events' positions; none means the head had moved on (`LostRace`). Each body
 is inserted, and referenced, only after its row of the `locked` part took the body's shared
 lock (`PostgresRecorder._lock_bodies` says why): the data flow forces that order, which the
-parts of one `WITH` would not otherwise have. Through
-SQLAlchemy the same append was BEGIN, four or five statements and COMMIT: 8 writer processes
-made 818 appends/s against 4,325 for raw INSERT + COMMIT on this machine. A pooled connection
+parts of one `WITH` would not otherwise have. Through SQLAlchemy the same append was BEGIN,
+four or five statements and COMMIT: 8 writer processes made 818 appends/s against 4,325 for
+raw INSERT + COMMIT on this machine. A pooled connection
 is pinged before use only after it sat idle for `PING_AFTER_IDLE_S` (a ping on every checkout
 was one round trip more per append), which still finds a connection the server closed while
 the store was quiet. The arrays go in binary (`%(name)b`): psycopg's text format escaped every
