@@ -264,13 +264,16 @@ def append(
 
 
 def forget(batch: Sequence[Encoded]) -> list[str]:
-    """The bodies a batch's redactions delete."""
-    return [
-        d
-        for item in batch
-        if isinstance(p := item.event.payload, ContentRedacted)
-        for d in p.digests
-    ]
+    """The bodies a batch's redactions delete: those no later event of the batch references
+    again. A message appended after a redaction that holds the same bytes keeps them (the
+    redacted parts stay redacted: their `ContentRedacted` names them)."""
+    deleted: dict[str, None] = {}
+    for item in batch:
+        if isinstance(payload := item.event.payload, ContentRedacted):
+            deleted.update(dict.fromkeys(payload.digests))
+        for body in item.bodies:
+            deleted.pop(body.digest, None)
+    return list(deleted)
 
 
 def _links_after(

@@ -108,13 +108,19 @@ class EventLog:
         )
         if redactions:
             self._forget_snapshots(session_id)
-        if redactions and not self.recorder.scrub():
-            log.warning(
-                "redacted bodies of %s are deleted, but a reader still holds the database's old "
-                "pages: their bytes leave its files at the next checkpoint",
-                session_id,
-            )
+            self.scrub(f"redacted bodies of {session_id}")
         return recorded
+
+    def scrub(self, deleted: str) -> None:
+        """Make the bodies just `deleted` (what they were, for the log) unreadable in the
+        database's files too. Idempotent: a redaction or purge retried after a crash between
+        its commit and its scrub finds nothing left to delete, and scrubs again here."""
+        if not self.recorder.scrub():
+            log.warning(
+                "%s are deleted, but a reader still holds the database's old pages: their bytes "
+                "leave its files at the next checkpoint",
+                deleted,
+            )
 
     def _forget_snapshots(self, session_id: str) -> None:
         """Snapshots of the session and of its forks were folded from content a redaction

@@ -187,10 +187,21 @@ class Recorder(Protocol):
         """Every body the session references."""
         ...
 
-    def scrub(self) -> bool:
+    def unreferenced_bodies(self) -> list[str]:
+        """The digests of stored bodies no session references, sorted."""
+        ...
+
+    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
+        """Delete each body among `digests` that no session references, in one transaction
+        that excludes any write taking a reference to one of them (as a redaction does);
+        how many were deleted. The database deletes only bodies a redaction names."""
+        ...
+
+    def scrub(self, *, wait: bool = True) -> bool:
         """Make deleted bodies unreadable in the database's files too (SQLite: its WAL
         checkpointed and truncated; deleted pages are zeroed as they are freed). `False`
-        when that could not finish now (a reader still holds old pages)."""
+        when that could not finish now (a reader still holds old pages, or, with
+        `wait=False`, a writer is busy). Idempotent: it can run any time, again and again."""
         ...
 
     def event_hash(self, session_id: str, seq: int) -> str | None:

@@ -500,6 +500,8 @@ class Session:
         self._catch_up()
         event = plan_redaction(self._log.recorder, self.id, self.version, wanted, reason)
         if event is None:
+            # a redaction retried after a crash between its commit and its scrub scrubs now
+            self._log.scrub(f"redacted bodies of {self.id}")
             return None
         return self.append_events([event])[0]
 

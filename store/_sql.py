@@ -132,6 +132,11 @@ _FORGET_BODY = blobs.delete().where(
     blobs.c.digest == sa.bindparam("digest"),
     ~sa.exists().where(blob_refs.c.digest == blobs.c.digest),
 )
+_UNREFERENCED_BODIES = (
+    sa.select(blobs.c.digest)
+    .where(~sa.exists().where(blob_refs.c.digest == blobs.c.digest))
+    .order_by(blobs.c.digest)
+)
 _SESSION_ROW = sa.select(sessions).where(sessions.c.id == _SESSION)
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
 _SET_METADATA = (
@@ -291,12 +296,14 @@ class SqlRecorder:
             for start in range(0, len(rows), PAGE):
                 page = [_event_values(row) for row in rows[start : start + PAGE]]
                 positions.extend(conn.execute(_INSERT_EVENTS, page).scalars())
+            self._lock_bodies(conn, [body.digest for body in bodies], forget)
             if bodies:
                 conn.execute(self._insert_ignoring(blobs), [body._asdict() for body in bodies])
                 refs = [{"session_id": session_id, "digest": body.digest} for body in bodies]
                 conn.execute(self._insert_ignoring(blob_refs), refs)
             for digest in forget:
                 conn.execute(_FORGET_REF, {"session_id": session_id, "digest": digest})
+            for digest in forget:  # each a statement after the locks: it sees every ref committed
                 conn.execute(_FORGET_BODY, {"digest": digest})
             if metadata is not None:
                 key = {"session_id": session_id}
@@ -313,7 +320,29 @@ class SqlRecorder:
         """An INSERT into `table` that skips rows whose key is taken (dialect syntax)."""
         raise NotImplementedError
 
-    def scrub(self) -> bool:
+    def _lock_bodies(
+        self, conn: sa.Connection, referenced: Sequence[str], deleted: Sequence[str]
+    ) -> None:
+        """Make taking a reference to a body and deleting an unreferenced body exclusive, for
+        the rest of the transaction: a write that references `referenced` bodies must not
+        have one deleted under it by a redaction that could not see its reference yet, and
+        two redactions of one body must not each leave it to the other. Nothing to do where
+        a write locks the whole database (SQLite); a backend whose writers run side by side
+        locks each body here, shared for `referenced`, exclusive for `deleted`."""
+
+    def unreferenced_bodies(self) -> list[str]:
+        with self._reading() as conn:
+            return [str(digest) for digest in conn.execute(_UNREFERENCED_BODIES).scalars()]
+
+    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
+        deleted = 0
+        with self._writing() as conn:
+            self._lock_bodies(conn, (), digests)
+            for digest in digests:
+                deleted += conn.execute(_FORGET_BODY, {"digest": digest}).rowcount
+        return deleted
+
+    def scrub(self, *, wait: bool = True) -> bool:
         return True
 
     def save_snapshot(

@@ -146,6 +146,7 @@ class SqliteRecorder(SqlRecorder):
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self._in_memory = url.database in (None, "", ":memory:")
+        self._busy_timeout_ms = int(busy_timeout_ms)
         if self._in_memory:
             engine = sa.create_engine(
                 url,
@@ -251,13 +252,21 @@ class SqliteRecorder(SqlRecorder):
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
         return sqlite_insert(table).on_conflict_do_nothing()
 
-    def scrub(self) -> bool:
+    def scrub(self, *, wait: bool = True) -> bool:
         """Deleted pages are zeroed as they are freed (`secure_delete`); the WAL still holds
-        the pages as they were until a checkpoint copies the new ones back and truncates it."""
+        the pages as they were until a checkpoint copies the new ones back and truncates it.
+        With `wait=False` the checkpoint does not wait for a writer (opening a store runs it
+        so: a store opened beside busy writers must not queue behind them)."""
         if self._in_memory:
             return True
         with self._driver("checkpoint") as driver:
-            busy, _, _ = driver.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if not wait:
+                driver.execute("PRAGMA busy_timeout=0")
+            try:
+                busy, _, _ = driver.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                if not wait:
+                    driver.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
         return bool(busy == 0)
 
     # reading

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +22,7 @@ from store._append import Clock, EventLike, check_session_id, encode_batch
 from store._backends import open_recorder, resolve_url
 from store._errors import (
     ConcurrencyError,
+    DatabaseUnavailable,
     InvalidArgument,
     SessionExists,
     UnknownSession,
@@ -27,7 +31,7 @@ from store._import import Header, ImportResult, import_path, import_text
 from store._log import MAX_SEQ, EventLog
 from store._migrate import ensure_schema
 from store._recorder import SessionFilter
-from store._redact import plan_redaction
+from store._redact import collect_bodies, plan_redaction
 from store._rows import SessionInfo
 from store._session import Session
 from store._sqlite import SqliteSynchronous
@@ -42,6 +46,8 @@ ImportFormat = Literal["sessionstore", "openai", "claude-code", "codex", "pi", "
 DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 """An event with its bodies: a 100 MB tool output is stored whole (compressed) and shown cut."""
 DEFAULT_SNAPSHOT_EVERY = 100
+PURGE_ATTEMPTS = 50
+"""A purge that finds the head moved since it planned plans again, this many times at most."""
 
 
 def _utc_now() -> datetime:
@@ -150,6 +156,11 @@ class SessionStore:
         )
         try:
             ensure_schema(recorder, migrate=migrate, create=create)
+            # A redaction whose process died between its commit and its scrub left the deleted
+            # bytes in the files (SQLite's WAL): finish that now, if it needs no wait (and
+            # not at all on a file this process may only read).
+            with contextlib.suppress(DatabaseUnavailable):
+                recorder.scrub(wait=False)
         except BaseException:
             recorder.close()
             raise
@@ -280,18 +291,38 @@ class SessionStore:
 
     def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
         """Redact every body of the session (what each of its messages said, its title, its
-        state's values; see the README's Guarantees): the bytes leave the database and its
-        files, the events and their chain stay, and the session reads `[redacted: <reason>]`
-        wherever it had content. Returns the `ContentRedacted` event, or `None` when nothing
-        was left to delete. Bodies another session also holds stay for that session. See
-        `Session.redact`."""
+        state's values; see docs/guarantees.md): the bytes leave the database and its files,
+        the events and their chain stay, and the session reads `[redacted: <reason>]` wherever
+        it had content. Returns the `ContentRedacted` event, or `None` when nothing was left to
+        delete. Bodies another session also holds stay for that session. See `Session.redact`.
+
+        The event covers every message before it: the purge is planned from the head it is
+        appended after, and planned again when another writer moved the head in between
+        (`ConcurrencyError` only if that happens `PURGE_ATTEMPTS` times running)."""
         check_session_id(session_id)
         check.redaction_reason(reason)
-        head = self._log.version(session_id)
-        event = plan_redaction(self._recorder, session_id, head, None, reason)
-        if event is None:
-            return None
-        return self._log.append(session_id, [event], None)[0]
+        for attempt in range(PURGE_ATTEMPTS):
+            head = self._log.version(session_id)
+            event = plan_redaction(self._recorder, session_id, head, None, reason)
+            if event is None:
+                # a purge retried after a crash between its commit and its scrub scrubs now
+                self._log.scrub(f"redacted bodies of {session_id}")
+                return None
+            try:
+                return self._log.append(session_id, [event], head)[0]
+            except ConcurrencyError:  # a message came in after the plan: plan again, with it
+                time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))
+        raise ConcurrencyError(session_id, head, self._log.version(session_id))
+
+    def collect_bodies(self) -> int:
+        """Delete every body no session references, and scrub the files as a redaction does;
+        returns how many were deleted. A repair for databases written before concurrent
+        redactions of one body were made exclusive (two sessions redacting the same text at
+        the same moment could each leave it to the other); a store's own writes leave none."""
+        deleted = collect_bodies(self._recorder)
+        if deleted:
+            self._log.scrub("bodies no session referenced")
+        return deleted
 
     def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
         """The ids of the parts `purge(session_id)` would name now, in the order they were

@@ -816,6 +816,15 @@ def db_current(app: Cli) -> None:
     _show_revision(state.revision)
 
 
+@db.command("gc")
+@pass_cli
+def db_gc(app: Cli) -> None:
+    """Delete every body no session references (a secret two sessions redacted at the same
+    moment, in a database written before that was made safe), then scrub the files."""
+    deleted = app.store.collect_bodies()
+    click.echo(f"deleted {deleted} {'body' if deleted == 1 else 'bodies'} no session references")
+
+
 def _show_revision(current: str | None) -> None:
     click.echo(
         f"database at {current or 'nothing (empty)'}; this version's head is {head_revision()}"

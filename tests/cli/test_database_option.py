@@ -32,7 +32,7 @@ READ_ONLY = [
 COMMANDS = [
     ["demo"], ["ls"], ["show"], ["timeline"], ["context"], ["diff"], ["prune"], ["compact"],
     ["restore"], ["fork"], ["verify"], ["stats"], ["export"], ["import"], ["db"],
-    ["db", "upgrade"], ["db", "current"],
+    ["db", "upgrade"], ["db", "current"], ["db", "gc"],
 ]  # fmt: skip
 
 

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from store._errors import DatabaseUnavailable
 from store._migrate import head_revision
-from store._recorder import EventRow, Head, LostRace, NewSession, Recorder
+from store._recorder import BodyRow, EventRow, Head, LostRace, NewSession, Recorder
 from store._schema import events as events_table
 from store._sql import PAGE
 
@@ -227,6 +227,28 @@ class RecorderContract:
         ]
         assert recorder.count_of_type("MessageAppended", None) == {"s1": 2, "s2": 1}
         assert recorder.count_of_type("MessageAppended", "s2") == {"s2": 1}
+
+    # bodies
+
+    def test_a_body_goes_when_its_last_reference_does_and_not_before(
+        self, recorder: Recorder
+    ) -> None:
+        body = BodyRow(f"{7:064x}", 5, "none", b"hello")
+        for session_id in ("s1", "s2"):
+            self.start(recorder, session_id)
+            recorder.write(session_id, head_of(rows(session_id, 1, 3)), rows(session_id, 4, 1),
+                           bodies=[body])  # fmt: skip
+        for session_id in ("s1", "s2"):
+            redaction = rows(session_id, 5, 1, kind="ContentRedacted")
+            redaction[0] = redaction[0]._replace(payload=json.dumps({"digests": [body.digest]}))
+            after = head_of(rows(session_id, 1, 4))
+            assert recorder.unreferenced_bodies() == []
+            assert recorder.delete_unreferenced_bodies([body.digest]) == 0  # still referenced
+            assert recorder.bodies("s2", [body.digest]) == [body]
+            recorder.write(session_id, after, redaction, forget=[body.digest])
+        assert recorder.bodies("s2", [body.digest]) == []
+        assert recorder.unreferenced_bodies() == []
+        assert recorder.scrub(wait=False) is True
 
     # lifecycle
 
