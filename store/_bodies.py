@@ -54,6 +54,29 @@ def unpack(row: BodyRow) -> str:
     return raw.decode("utf-8")
 
 
+def unpack_exact(row: BodyRow) -> str:
+    """The row's text, for `verify`: `ValueError` unless its bytes are exactly one body of
+    `row.size` bytes. Unlike `unpack`, a zlib row must end where its stream ends (zlib stops
+    there and ignores what follows, so bytes appended to a row would pass unseen), and it is
+    inflated to at most one byte past `row.size` (a forged stream cannot make `verify` allocate
+    more than the body it stands for)."""
+    if row.compression == "none":
+        raw = bytes(row.data)
+    elif row.compression != "zlib":
+        raise ValueError(f"compression {row.compression!r} is unknown here")
+    else:
+        inflater = zlib.decompressobj()
+        try:
+            raw = inflater.decompress(row.data, row.size + 1)
+        except zlib.error as exc:
+            raise ValueError(f"not a zlib stream: {exc}") from None
+        if not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
+            raise ValueError("the zlib stream does not end where the row ends")
+    if len(raw) != row.size:
+        raise ValueError(f"{len(raw)} bytes, not {row.size}")
+    return raw.decode("utf-8")
+
+
 def redactions(recorder: Recorder, session_id: str) -> dict[str, str]:
     """Digest -> placeholder, for every body a redaction of the session deleted."""
     found: dict[str, str] = {}
@@ -147,4 +170,4 @@ def _recorded(event: StoredEvent, payload: object) -> RecordedEvent:
     )
 
 
-__all__ = ["decode_stored", "pack_all", "redaction_placeholder", "unpack"]
+__all__ = ["decode_stored", "pack_all", "redaction_placeholder", "unpack", "unpack_exact"]
