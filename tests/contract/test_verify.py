@@ -246,3 +246,41 @@ def test_a_compressed_body_that_inflates_past_its_size_fails_verify(
     report = store.verify(s.id)
     assert report.problems == (f"the body {digest} (event {s.version}) does not have its digest",)
 
+
+def test_a_redacted_body_stored_again_by_hand_with_other_text_fails_verify(
+    store: SessionStore, backend: Backend
+) -> None:
+    """A redaction deletes a body; a body put back under its digest with other text would be
+    read in its place, so it is checked as any other, whatever its history."""
+    s = store.create_session(model="m")
+    secret = s.append_user("my key is sk-LEAKED-0123456789").parts[0]
+    s.append_assistant("noted")
+    s.redact([secret.id], reason="leaked key")
+    digest = digest_of("my key is sk-LEAKED-0123456789")
+    assert store.verify(s.id).ok
+    forged = "my key is nothing you need to know"
+
+    backend.execute(
+        "INSERT INTO blobs (digest, size, compression, data) VALUES (:d, :n, 'none', :data)",
+        d=digest,
+        n=len(forged),
+        data=forged.encode(),
+    )
+    backend.execute("INSERT INTO blob_refs (session_id, digest) VALUES (:s, :d)", s=s.id, d=digest)
+
+    report = store.verify(s.id)
+    assert (report.ok, report.first_broken_seq) == (False, None)
+    assert report.problems == (f"the body {digest} (event 2) does not have its digest",)
+
+
+def test_a_redacted_body_appended_again_by_the_user_verifies(store: SessionStore) -> None:
+    """The same text appended after its redaction is stored again, legitimately, under the same
+    digest: verify checks its bytes and finds them whole."""
+    s = store.create_session(model="m")
+    first = s.append_user("the build log says error E0425").parts[0]
+    s.redact([first.id], reason="not for the model")
+    s.append_user("the build log says error E0425")
+
+    report = store.verify(s.id)
+
+    assert (report.ok, report.problems) == (True, ())
