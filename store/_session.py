@@ -53,6 +53,7 @@ from events import (
     new_id,
 )
 from events._arguments import brief, describe_validation_error, described
+from events._canonical import check_text
 from projections import (
     ArtifactFold,
     ArtifactTrail,
@@ -409,15 +410,19 @@ class Session:
             return part
         max_bytes = limit * 4  # about four bytes a token; shrunk until the view fits
         while True:
-            cut = truncate(
-                part.text,
-                max_lines=config.max_lines,
-                max_bytes=max_bytes,
-                direction="head",
-                part_id=part.id,
-                noun="message",
-                measured=measured,
-            )
+            try:
+                cut = truncate(
+                    part.text,
+                    max_lines=config.max_lines,
+                    max_bytes=max_bytes,
+                    direction="head",
+                    part_id=part.id,
+                    noun="message",
+                    measured=measured,
+                )
+            except UnicodeEncodeError:  # the refusal an append of the text would make
+                check_text(part.text, "text")  # names the offset in the text, not in a line
+                raise
             if cut is None:
                 return part  # the view would not be shorter
             tokens = count(cut.shown, encoding)

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import store._session as store_session
 import store._truncate as store_truncate
-from events import TextPart
+from events import InvalidEvent, TextPart
 from store import Session, SessionStore
 from store._tokens import longest_token
 from tests.conftest import Backend
@@ -178,3 +178,25 @@ def test_the_count_recorded_is_exactly_what_the_model_is_shown(
         assert full > LIMIT_8K
         uncounted = len(text.encode()) > 128 * LIMIT_8K
         assert part.truncation.output_tokens == (None if uncounted else full)
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["a" * 50, "ab\n" * 100, "a" * 5_000, "a" * 200_000],
+    ids=["in the view", "in the view, after lines", "past the view", "past the counted size"],
+)
+def test_a_lone_surrogate_is_refused_as_invalid_whether_or_not_the_text_is_cut(
+    sqlite_backend: Backend, head: str
+) -> None:
+    """The cut of a long text met the surrogate first and raised `UnicodeEncodeError`, an
+    error of no type of ours; a short text was refused by the append's own check."""
+    with SessionStore(sqlite_backend.url) as store:
+        s = store.create_session(model="m", context_window=8_192)
+
+        with pytest.raises(
+            InvalidEvent,
+            match=rf"text is not valid UTF-8 \(lone surrogate at offset {len(head)}\)",
+        ):
+            s.append_user(head + "\ud800" + "b" * 40_000)
+
+        assert s.version == 1
