@@ -7,6 +7,9 @@ more than `longest_token` bytes (128 in cl100k_base: a run of spaces), so a text
 that many bytes per token of its limit is over the limit whatever it holds: it is cut by bytes
 first, and the view alone is counted. A text that may fit is counted exactly, as before. The
 count recorded is always the exact count of the text shown.
+
+The original is then a body of 50 MB, deflated before it is written: by Huffman coding alone
+when samples of it show that zlib's search for repeats would cost much and save little.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import base64
 import random
 import string
+import zlib
 from collections.abc import Iterator
 from functools import cache
 
@@ -25,7 +29,9 @@ from hypothesis import strategies as st
 import store._session as store_session
 import store._truncate as store_truncate
 from events import InvalidEvent, TextPart
+from events._bodies import Body, digest_of
 from store import Session, SessionStore
+from store._bodies import pack, unpack, unpack_exact
 from store._tokens import longest_token
 from tests.conftest import Backend
 
@@ -200,3 +206,36 @@ def test_a_lone_surrogate_is_refused_as_invalid_whether_or_not_the_text_is_cut(
             s.append_user(head + "\ud800" + "b" * 40_000)
 
         assert s.version == 1
+
+
+def huffman_only(raw: bytes) -> bytes:
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 15, 8, zlib.Z_HUFFMAN_ONLY)
+    return compressor.compress(raw) + compressor.flush()
+
+
+@pytest.mark.parametrize("shape", ["one word", "base64"])
+def test_a_huge_body_that_barely_repeats_is_deflated_without_a_search_for_matches(
+    shape: str,
+) -> None:
+    """zlib's level 1 spent 4 times the CPU of Huffman coding alone on such text, for more
+    bytes; the row is one zlib stream either way."""
+    text = fifty_megabytes(shape, 2_000_000)
+    raw = text.encode()
+
+    row = pack(Body(digest_of(text), text, shown=False))
+
+    assert (row.compression, row.size) == ("zlib", 2_000_000)
+    assert row.data == huffman_only(raw)
+    assert len(row.data) < len(zlib.compress(raw, 1))
+    assert unpack(row) == unpack_exact(row) == text
+
+
+@pytest.mark.parametrize("size", [2_000_000, 500_000], ids=["huge", "under the sampled size"])
+def test_a_body_that_repeats_or_is_small_is_deflated_at_level_1(size: int) -> None:
+    listing = fifty_megabytes("many lines", size)
+    word = fifty_megabytes("one word", size)
+
+    for text in (listing, word) if size < 1_000_000 else (listing,):
+        row = pack(Body(digest_of(text), text, shown=False))
+        assert (row.compression, row.data) == ("zlib", zlib.compress(text.encode(), 1))
+        assert unpack_exact(row) == text
