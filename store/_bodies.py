@@ -27,15 +27,47 @@ from store._recorder import BodyRow, Recorder, StoredEvent
 COMPRESS_MIN = 1024
 COMPRESS_SHOWN_MIN = 256 * 1024
 ZLIB_LEVEL = 1
+SAMPLED_MIN = 1024 * 1024
+"""A body this large is deflated as its samples say pays best (`deflate`)."""
+_SAMPLE = 64 * 1024
 
 
 def pack(body: Body) -> BodyRow:
     raw = body.text.encode("utf-8")
     if len(raw) >= COMPRESS_MIN and (not body.shown or len(raw) >= COMPRESS_SHOWN_MIN):
-        packed = zlib.compress(raw, ZLIB_LEVEL)
+        packed = deflate(raw)
         if len(packed) <= len(raw) - len(raw) // 8:
             return BodyRow(body.digest, len(raw), "zlib", packed)
     return BodyRow(body.digest, len(raw), "none", raw)
+
+
+def deflate(raw: bytes) -> bytes:
+    """`raw` as a zlib stream: at level 1, or Huffman coding alone for a body of `SAMPLED_MIN`
+    bytes or more whose samples (head, middle, tail) level 1 does not shrink by a tenth more.
+
+    Level 1 looks for an earlier match at every position. On text that barely repeats
+    (base64, one long random word, packed data) the search costs four times the coding and
+    buys nothing: measured here on 50 MB of base64, 1.34 s of CPU for 77% of the bytes, against
+    0.34 s for 75% by Huffman coding alone (of one random word: 0.72 s for 66%, 0.37 s for
+    60%). On text that repeats (logs, listings, prose) level 1 is both fast and small (50 MB of
+    short lines: 0.32 s for 20%, against 53%), so it stays. Both are one zlib stream:
+    `unpack` reads either."""
+    if len(raw) >= SAMPLED_MIN and not _repeats(raw):
+        return _huffman_only(raw)
+    return zlib.compress(raw, ZLIB_LEVEL)
+
+
+def _repeats(raw: bytes) -> bool:
+    middle = len(raw) // 2 - _SAMPLE // 2
+    samples = (raw[:_SAMPLE], raw[middle : middle + _SAMPLE], raw[-_SAMPLE:])
+    matched = sum(len(zlib.compress(sample, ZLIB_LEVEL)) for sample in samples)
+    coded = sum(len(_huffman_only(sample)) for sample in samples)
+    return matched * 10 < coded * 9
+
+
+def _huffman_only(raw: bytes) -> bytes:
+    compressor = zlib.compressobj(ZLIB_LEVEL, zlib.DEFLATED, 15, 8, zlib.Z_HUFFMAN_ONLY)
+    return compressor.compress(raw) + compressor.flush()
 
 
 def pack_all(bodies: Iterable[Body]) -> list[BodyRow]:
@@ -51,6 +83,29 @@ def unpack(row: BodyRow) -> str:
         raw = bytes(row.data)
     else:
         raise InvalidEvent(f"body {row.digest} is stored as {row.compression!r}, unknown here")
+    return raw.decode("utf-8")
+
+
+def unpack_exact(row: BodyRow) -> str:
+    """The row's text, for `verify`: `ValueError` unless its bytes are exactly one body of
+    `row.size` bytes. Unlike `unpack`, a zlib row must end where its stream ends (zlib stops
+    there and ignores what follows, so bytes appended to a row would pass unseen), and it is
+    inflated to at most one byte past `row.size` (a forged stream cannot make `verify` allocate
+    more than the body it stands for)."""
+    if row.compression == "none":
+        raw = bytes(row.data)
+    elif row.compression != "zlib":
+        raise ValueError(f"compression {row.compression!r} is unknown here")
+    else:
+        inflater = zlib.decompressobj()
+        try:
+            raw = inflater.decompress(row.data, row.size + 1)
+        except zlib.error as exc:
+            raise ValueError(f"not a zlib stream: {exc}") from None
+        if not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
+            raise ValueError("the zlib stream does not end where the row ends")
+    if len(raw) != row.size:
+        raise ValueError(f"{len(raw)} bytes, not {row.size}")
     return raw.decode("utf-8")
 
 
@@ -147,4 +202,4 @@ def _recorded(event: StoredEvent, payload: object) -> RecordedEvent:
     )
 
 
-__all__ = ["decode_stored", "pack_all", "redaction_placeholder", "unpack"]
+__all__ = ["decode_stored", "pack_all", "redaction_placeholder", "unpack", "unpack_exact"]

@@ -53,6 +53,7 @@ from events import (
     new_id,
 )
 from events._arguments import brief, describe_validation_error, described
+from events._canonical import check_text
 from projections import (
     ArtifactFold,
     ArtifactTrail,
@@ -110,12 +111,12 @@ from store._summarize import (
     marked_summary,
     run_summarizer,
 )
-from store._tokens import count, with_tokens
+from store._tokens import count, longest_token, with_tokens
 from store._tool_calls import ToolCall as ToolCall  # re-exported: its home used to be here
 from store._tool_calls import ToolCallLike
 from store._tool_calls import tool_calls as tool_calls_of
 from store._tool_results import ResultBlock, result_content
-from store._truncate import truncate
+from store._truncate import size_and_lines, truncate
 
 log = logging.getLogger("sessionstore")
 
@@ -378,9 +379,10 @@ class Session:
         self._check_message(message)
         self._check_size(message)
         encoding = self.header.encoding
-        parts = tuple(with_tokens(part, encoding) for part in message.parts)
-        if message.role == "user":
+        parts = message.parts
+        if message.role == "user":  # cut before counting: a huge text is never tokenised whole
             parts = tuple(self._shortened(part) for part in parts)
+        parts = tuple(with_tokens(part, encoding) for part in parts)
         counted = message.model_copy(update={"parts": parts})
         self.append_events([_keyed(MessageAppended(message=counted), event_id), *changes])
         return counted
@@ -388,24 +390,44 @@ class Session:
     def _shortened(self, part: Part) -> Part:
         """A user text part over `max_user_message_tokens` (scaled to the window) with its
         truncated view: the head of the text that fits, and a notice; the original stays in
-        the part and `restore` brings it back. Other parts, and texts that fit, as they are."""
-        if not isinstance(part, TextPart) or part.truncation is not None or part.tokens is None:
+        the part and `restore` brings it back. Other parts, and texts that fit, as they are
+        (counted later, with the rest).
+
+        Only what the model is shown is tokenised. A token stands for 1 to `longest_token`
+        bytes, so a text of at most `limit` bytes fits and one of more than `limit *
+        longest_token` bytes does not, whatever it holds: only a text between the two is
+        counted whole (at most 1 MB at the default limit) to tell. One over is cut by bytes
+        first, and the view alone is counted (tiktoken took 10 to 20 s on 50 MB, minutes on
+        one long word); the original's count is then left to `restore`, which shows it."""
+        if not isinstance(part, TextPart) or part.truncation is not None:
             return part
         config = self.config
         limit = config.budgets(_usable(self.header)).max_user_message_tokens
-        if part.tokens <= limit:
-            return part
         encoding = self.header.encoding
+        measured = size_and_lines(part.text)  # once: each cut below reads only the head it shows
+        if part.tokens is None:
+            size = measured[0]
+            if size <= limit:
+                return part
+            if size <= limit * longest_token(encoding):
+                part = part.model_copy(update={"tokens": count(part.text, encoding)})
+        if part.tokens is not None and part.tokens <= limit:
+            return part
         max_bytes = limit * 4  # about four bytes a token; shrunk until the view fits
         while True:
-            cut = truncate(
-                part.text,
-                max_lines=config.max_lines,
-                max_bytes=max_bytes,
-                direction="head",
-                part_id=part.id,
-                noun="message",
-            )
+            try:
+                cut = truncate(
+                    part.text,
+                    max_lines=config.max_lines,
+                    max_bytes=max_bytes,
+                    direction="head",
+                    part_id=part.id,
+                    noun="message",
+                    measured=measured,
+                )
+            except UnicodeEncodeError:  # the refusal an append of the text would make
+                check_text(part.text, "text")  # names the offset in the text, not in a line
+                raise
             if cut is None:
                 return part  # the view would not be shorter
             tokens = count(cut.shown, encoding)

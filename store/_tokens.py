@@ -90,6 +90,14 @@ def _cached_copy(blobpath: str) -> Path | None:
     return Path(folder) / hashlib.sha1(blobpath.encode()).hexdigest()
 
 
+@cache
+def longest_token(encoding_name: str) -> int:
+    """The most UTF-8 bytes one token of the encoding stands for (128 in `cl100k_base`: a run
+    of spaces). Every token stands for at least one byte, so a text of `n` bytes is between
+    `n / longest_token` and `n` tokens, whatever it holds: bounds read from its size alone."""
+    return max(map(len, load_encoding(encoding_name).token_byte_values()))
+
+
 def count(text: str, encoding_name: str) -> int:
     """Tokens in `text`, special-token text counted as ordinary text (it is data, not control)."""
     return len(load_encoding(encoding_name).encode_ordinary(text))

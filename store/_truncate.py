@@ -22,10 +22,12 @@ def truncate(
     direction: Direction,
     part_id: str,
     noun: str = "output",
+    measured: tuple[int, int] | None = None,
 ) -> Truncation | None:
     """The truncated view of `output` (`truncated_view`), or `None` when it fits both limits
     or when the view, with its notice, would not be shorter in bytes than `output`: a
     truncation never makes a text longer."""
+    measured = measured or size_and_lines(output)
     cut = truncated_view(
         output,
         max_lines=max_lines,
@@ -33,10 +35,18 @@ def truncate(
         direction=direction,
         part_id=part_id,
         noun=noun,
+        measured=measured,
     )
-    if cut is None or _utf8_size(cut.shown) >= _utf8_size(output):
+    if cut is None or utf8_size(cut.shown) >= measured[0]:
         return None
     return cut
+
+
+def size_and_lines(output: str) -> tuple[int, int]:
+    """(UTF-8 bytes, lines) of `output`: what a cut says it omitted is counted from them. A
+    caller that cuts one text again smaller passes them in, and pays for them once."""
+    lines = output.count("\n") + (0 if output.endswith("\n") or not output else 1)
+    return utf8_size(output), lines
 
 
 def truncated_view(
@@ -47,19 +57,22 @@ def truncated_view(
     direction: Direction,
     part_id: str,
     noun: str = "output",
+    measured: tuple[int, int] | None = None,
 ) -> Truncation | None:
     """The view of `output` cut to the limits, with its notice, or `None` when it fits both.
-    Only the lines that can be shown are split off, so a 100 MB output costs a count of its
-    newlines, not a copy of each line. `noun` names what the notice says is kept ("output",
-    "message")."""
-    total_bytes = _utf8_size(output)
-    total_lines = output.count("\n") + (0 if output.endswith("\n") or not output else 1)
+    Only the lines that can be shown are split off and encoded, so a 100 MB output costs a
+    count of its newlines (`size_and_lines`, or `measured` when the caller has it), not a copy of
+    each line, and a 100 MB line is encoded only as far as it can be shown. `noun` names what
+    the notice says is kept ("output", "message")."""
+    total_bytes, total_lines = measured or size_and_lines(output)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return None
     ordered = _first_lines(output, max_lines, max_bytes, reverse=direction == "tail")
     kept: list[str] = []
     size = 0
     for line in ordered:
+        if size + len(line) > max_bytes:  # a byte a character at least: it cannot fit
+            break
         line_bytes = len(line.encode("utf-8"))
         if size + line_bytes > max_bytes:
             break
@@ -91,7 +104,8 @@ def truncated_view(
     )
 
 
-def _utf8_size(text: str) -> int:
+def utf8_size(text: str) -> int:
+    """The UTF-8 bytes of `text` (a lone surrogate counts its 3), for free when it is ASCII."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -122,6 +136,9 @@ def _first_lines(text: str, max_lines: int, max_bytes: int, *, reverse: bool) ->
 def _cut(line: str, max_bytes: int, direction: Direction) -> str:
     """At most `max_bytes` bytes of `line` from its start (head) or end (tail), whole
     characters only: the bytes of a character split by the cut are dropped."""
-    data = line.encode("utf-8")
-    piece = data[:max_bytes] if direction == "head" else data[-max_bytes:]
+    # the bytes kept come from as many characters at most (each is a byte or more)
+    if direction == "head":
+        piece = line[:max_bytes].encode("utf-8")[:max_bytes]
+    else:
+        piece = line[-max_bytes:].encode("utf-8")[-max_bytes:]
     return piece.decode("utf-8", errors="ignore")

@@ -7,8 +7,10 @@ checked against the events here:
 - the `sessions` row: head seq and hash, title, parent and fork point, as `SessionStarted`
   recorded them (a rewritten head could hide a deleted tail);
 - a fork's link: the parent's event at the fork point still has the hash the fork names;
-- every body its events reference: stored, with bytes that have its digest (the chain covers
-  the digest), or deleted by a redaction of the session;
+- every body its events reference: stored, with bytes that are exactly one body with its
+  digest (the chain covers the digest; a zlib row holds its stream and nothing after it), or
+  deleted by a redaction of the session; a body stored again after its redaction is checked
+  like any other;
 - every stored snapshot: the session is folded again from its first event, and each snapshot
   must equal the fold at its seq (a snapshot is a cache that resume would otherwise serve);
 - a checkpoint taken earlier (`Checkpoint`, the way a transparency log's checkpoint works):
@@ -31,7 +33,7 @@ from events import ChainLink, SessionStarted, decode_payload, verify_chain
 from events._bodies import body_digests, digest_of, join_bodies
 from projections import PROJECTION, PROJECTION_VERSION, ContextFold
 from projections._snapshot import parse_snapshot
-from store._bodies import bodies_of, redactions, unpack
+from store._bodies import bodies_of, redactions, unpack_exact
 from store._errors import InvalidCheckpoint
 from store._recorder import Recorder
 from store._replay import events_of, load_fold
@@ -251,25 +253,29 @@ def body_problems(
     recorder: Recorder, session_id: str, referenced: Mapping[str, int]
 ) -> Iterator[str]:
     """Each body the session's events reference is stored with bytes that have its digest,
-    or was deleted by a redaction of the session."""
+    or was deleted by a redaction of the session.
+
+    Every body the session reads is checked, whatever its history: one a redaction deleted
+    may be stored again (the same text appended since, or other text put there by hand), and
+    a read then joins it where the redacted part stood. A row is intact only when its bytes
+    are exactly one body (`unpack_exact`: nothing after a zlib stream) of that digest."""
     if not referenced:
         return
-    gone = redactions(recorder, session_id)
-    digests = [d for d in referenced if d not in gone]
+    digests = list(referenced)
     found: set[str] = set()
     for start in range(0, len(digests), _BODIES_PER_READ):
         for row in recorder.bodies(session_id, digests[start : start + _BODIES_PER_READ]):
             found.add(row.digest)
             try:
-                text = unpack(row)
-                intact = digest_of(text) == row.digest and row.size == len(text.encode("utf-8"))
-            except (ValueError, zlib.error):  # not zlib, not UTF-8, an unknown compression
+                intact = digest_of(unpack_exact(row)) == row.digest
+            except ValueError:  # not zlib, trailing bytes, not UTF-8, an unknown compression
                 intact = False
             if not intact:
                 seq = referenced[row.digest]
                 yield f"the body {row.digest} (event {seq}) does not have its digest"
+    gone = redactions(recorder, session_id) if len(found) < len(digests) else {}
     for digest in digests:
-        if digest not in found:
+        if digest not in found and digest not in gone:
             yield (
                 f"event {referenced[digest]} references body {digest}, which is not stored "
                 "and no redaction deleted"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import zlib
 
-from store import Checkpoint, InvalidCheckpoint, SessionHead, SessionStore
+import pytest
+import sqlalchemy as sa
+
+from events._bodies import digest_of
+from store import Checkpoint, InvalidCheckpoint, SessionHead, SessionStore, ToolCall
 from tests.builders import conversation
 from tests.conftest import Backend
 
@@ -170,3 +174,113 @@ def test_a_session_grown_since_the_checkpoint_still_verifies_against_it(
 def test_a_file_that_is_no_checkpoint_is_refused(text: str) -> None:
     with pytest.raises(InvalidCheckpoint, match=r"^not a checkpoint"):
         Checkpoint.loads(text)
+
+
+def stored_body(backend: Backend, digest: str) -> tuple[int, str, bytes]:
+    """The `blobs` row of `digest`: size, compression, data."""
+    engine = backend.raw_engine()
+    try:
+        with engine.connect() as conn:
+            row = conn.execute(
+                sa.text("SELECT size, compression, data FROM blobs WHERE digest = :d"),
+                {"d": digest},
+            ).one()
+    finally:
+        engine.dispose()
+    return int(row[0]), str(row[1]), bytes(row[2])
+
+
+def allow_changing_bodies(backend: Backend) -> None:
+    backend.execute(
+        "DROP TRIGGER blobs_refuse_update"
+        if backend.name == "sqlite"
+        else "DROP TRIGGER blobs_guard ON blobs"
+    )
+
+
+def test_bytes_appended_after_a_compressed_bodys_zlib_stream_fail_verify(
+    store: SessionStore, backend: Backend
+) -> None:
+    """zlib stops at the end of its stream and ignores what follows: the body still reads as
+    its text, with its digest, yet the row holds bytes nobody appended (room to smuggle data)."""
+    s = store.create_session(model="m")
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="bash", input={"cmd": "make"})])
+    output = "".join(f"{n:06d} compiling crate_{n % 97}\n" for n in range(4_000))
+    s.append_tool_result("c1", output)
+    digest = digest_of(output)
+    size, compression, data = stored_body(backend, digest)
+    assert (size, compression, zlib.decompress(data).decode()) == (len(output), "zlib", output)
+    assert store.verify(s.id).ok
+    allow_changing_bodies(backend)
+
+    backend.execute(
+        "UPDATE blobs SET data = :data WHERE digest = :d", data=data + b"smuggled", d=digest
+    )
+
+    assert zlib.decompress(stored_body(backend, digest)[2]).decode() == output  # zlib: fine
+    report = store.verify(s.id)
+    assert (report.ok, report.first_broken_seq) == (False, None)
+    assert report.problems == (f"the body {digest} (event {s.version}) does not have its digest",)
+    [event] = store.read(s.id, from_seq=s.version)  # a read still joins the text
+    assert event.payload.message.parts[0].output == output  # type: ignore[attr-defined]
+
+
+def test_a_compressed_body_that_inflates_past_its_size_fails_verify(
+    store: SessionStore, backend: Backend
+) -> None:
+    """A row whose zlib stream inflates to more than the body's recorded size (a bomb, say)
+    is refused: verify inflates at most one byte past that size to know."""
+    s = store.create_session(model="m")
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="bash", input={"cmd": "make"})])
+    output = "".join(f"{n:06d} compiling crate_{n % 97}\n" for n in range(4_000))
+    s.append_tool_result("c1", output)
+    digest = digest_of(output)
+    allow_changing_bodies(backend)
+
+    backend.execute(
+        "UPDATE blobs SET data = :data WHERE digest = :d",
+        data=zlib.compress(output.encode() + b"\0" * 50_000_000, 1),
+        d=digest,
+    )
+
+    report = store.verify(s.id)
+    assert report.problems == (f"the body {digest} (event {s.version}) does not have its digest",)
+
+
+def test_a_redacted_body_stored_again_by_hand_with_other_text_fails_verify(
+    store: SessionStore, backend: Backend
+) -> None:
+    """A redaction deletes a body; a body put back under its digest with other text would be
+    read in its place, so it is checked as any other, whatever its history."""
+    s = store.create_session(model="m")
+    secret = s.append_user("my key is sk-LEAKED-0123456789").parts[0]
+    s.append_assistant("noted")
+    s.redact([secret.id], reason="leaked key")
+    digest = digest_of("my key is sk-LEAKED-0123456789")
+    assert store.verify(s.id).ok
+    forged = "my key is nothing you need to know"
+
+    backend.execute(
+        "INSERT INTO blobs (digest, size, compression, data) VALUES (:d, :n, 'none', :data)",
+        d=digest,
+        n=len(forged),
+        data=forged.encode(),
+    )
+    backend.execute("INSERT INTO blob_refs (session_id, digest) VALUES (:s, :d)", s=s.id, d=digest)
+
+    report = store.verify(s.id)
+    assert (report.ok, report.first_broken_seq) == (False, None)
+    assert report.problems == (f"the body {digest} (event 2) does not have its digest",)
+
+
+def test_a_redacted_body_appended_again_by_the_user_verifies(store: SessionStore) -> None:
+    """The same text appended after its redaction is stored again, legitimately, under the same
+    digest: verify checks its bytes and finds them whole."""
+    s = store.create_session(model="m")
+    first = s.append_user("the build log says error E0425").parts[0]
+    s.redact([first.id], reason="not for the model")
+    s.append_user("the build log says error E0425")
+
+    report = store.verify(s.id)
+
+    assert (report.ok, report.problems) == (True, ())
