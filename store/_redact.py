@@ -108,6 +108,9 @@ def plan_redaction(
     content = session_content(recorder, session_id, head)
     parts, envelopes = content.parts, content.envelopes
     gone = redactions(recorder, session_id)
+    if gone:  # a text redacted, then appended again, is held again: it can be deleted again
+        held = set(recorder.body_digests(session_id))
+        gone = {digest: shown for digest, shown in gone.items() if digest not in held}
     if part_ids is None:
         named = list(parts)
     else:

@@ -295,6 +295,26 @@ def test_parts_to_purge_names_what_purge_would_delete_and_appends_nothing(
     assert store.version(s.id) == 6  # start, 3 messages, redaction, purge: no previews
 
 
+def test_a_text_redacted_then_sent_again_is_redacted_again(
+    store: SessionStore, backend: Backend
+) -> None:
+    s = store.create_session(model="m")
+    first = s.append_user(f"my key is {SECRET}")
+    assert s.redact([first.parts[0].id], reason="leaked") is not None
+    again = s.append_user(f"my key is {SECRET}")  # the user pastes it once more
+
+    redaction = s.redact([again.parts[0].id], reason="leaked again")
+
+    assert redaction is not None  # it was "all redacted already", and the text stayed
+    assert isinstance(redaction.payload, ContentRedacted)
+    assert redaction.payload.part_ids == (first.parts[0].id, again.parts[0].id)
+    shown = [m.parts[0].text for m in store.session(s.id).context().messages]  # type: ignore[union-attr]
+    assert shown == ["[redacted: leaked again]", "[redacted: leaked again]"]
+    assert SECRET not in "\n".join(store.export_session(s.id))
+    if backend.name == "sqlite":
+        assert found_in_files(backend.url, SECRET) == []
+
+
 def test_a_message_after_a_redaction_of_the_same_text_in_one_batch_keeps_it(
     store: SessionStore,
 ) -> None:
