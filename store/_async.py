@@ -74,6 +74,7 @@ from events import (
 from events._arguments import described
 from projections import ArtifactTrail, Context, TimelineRow, ToolMap
 from store._append import Clock, EventLike
+from store._backends import resolve_url
 from store._confirm import CompactionProposal, Confirm
 from store._errors import InvalidArgument
 from store._import import ImportResult
@@ -410,6 +411,8 @@ class AsyncSessionStore:
         self._store: SessionStore | None = None
         self._opening = threading.Lock()
         self._workers = Workers()
+        self._url = resolve_url(url)
+        self._limits = (max_payload_bytes, snapshot_every)
 
     @classmethod
     def from_store(cls, store: SessionStore) -> AsyncSessionStore:
@@ -421,7 +424,22 @@ class AsyncSessionStore:
         wrapper = cls()  # opens nothing: the options are only kept
         wrapper._store = store
         wrapper._workers = _workers_of(store._log)
+        wrapper._url = store.url
+        wrapper._limits = (store.max_payload_bytes, store.snapshot_every)
         return wrapper
+
+    @property
+    def url(self) -> str:
+        """`SessionStore.url`: the URL given, else `$SESSIONSTORE_URL`, else `sessions.db`."""
+        return self._url
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._limits[0]
+
+    @property
+    def snapshot_every(self) -> int:
+        return self._limits[1]
 
     def __repr__(self) -> str:
         return f"Async{self._store!r}" if self._store else "AsyncSessionStore(not opened yet)"
