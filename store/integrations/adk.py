@@ -267,7 +267,7 @@ class SessionStoreService(BaseSessionService):
         await self._face.run_sync(self._append_event, session, event)
         return self._commit_event_to_session(session, event)
 
-    # the work, in a worker thread
+    # the work, on the store's workers (`AsyncSessionStore.run_sync`)
 
     def _create_session(
         self, app_name: str, user_id: str, state: dict[str, Any] | None, session_id: str | None
