@@ -163,6 +163,7 @@ class AsyncSession:
 
     @property
     def seen_tokens(self) -> int:
+        """`Session.seen_tokens`: the same as `tokens` here, where no property reads."""
         return self.sync.seen_tokens
 
     @property

@@ -10,7 +10,7 @@ import random
 import threading
 from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -159,26 +159,32 @@ def test_no_adapter_hands_store_work_to_asyncio_to_thread(
     asyncio.run(calls())
 
 
-def store_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if t.name.startswith("sessionstore")}
+class SeenSession(AgentsSession):
+    """An `AgentsSession` that notes the thread each of its reads runs on."""
+
+    threads: ClassVar[set[threading.Thread]] = set()
+
+    def _items(self) -> list[Any]:
+        SeenSession.threads.add(threading.current_thread())
+        return super()._items()
 
 
 def test_adapters_on_one_store_share_its_one_pool(sqlite_backend: Backend) -> None:
-    """Twenty adapters on one sync store, and its `from_store` faces, run on at most
-    `WORKER_THREADS` threads: the store's pool, not one per adapter nor the loop's executor."""
-    before = store_threads()
+    """Twenty adapters on one store, half given the sync store and half the async face that
+    opened it, run their reads on the store's pool: at most `WORKER_THREADS` threads, not one
+    pool per adapter nor the loop's default executor."""
 
-    async def calls() -> set[threading.Thread]:
+    async def calls() -> None:
         async with AsyncSessionStore(sqlite_backend.url) as opened:
             store = opened.sync
             assert AsyncSessionStore.from_store(store)._workers is opened._workers
-            sessions = [AgentsSession(f"s{n}", store) for n in range(10)]
-            sessions += [AgentsSession(f"a{n}", opened) for n in range(10)]
+            sessions = [SeenSession(f"s{n}", store) for n in range(10)]
+            sessions += [SeenSession(f"a{n}", opened) for n in range(10)]
             await asyncio.gather(*(s.add_items([user_item("hi")]) for s in sessions))
-            await asyncio.gather(*(s.get_items() for s in sessions))
-            face = AsyncSessionStore.from_store(store)
-            await face.run_sync(store.sessions)
-            return store_threads() - before
+            for _ in range(3):
+                await asyncio.gather(*(s.get_items() for s in sessions))
 
-    used = asyncio.run(calls())
-    assert 1 <= len(used) <= WORKER_THREADS, sorted(t.name for t in used)
+    asyncio.run(calls())
+    names = sorted({thread.name for thread in SeenSession.threads})
+    assert all(name.startswith("sessionstore") for name in names), names
+    assert 1 <= len(names) <= WORKER_THREADS, names
