@@ -28,6 +28,20 @@ its end and says so, as a sync call would, so a retry never stores a message twi
 So `CancelledError` or `TimeoutError` raised by a store call means it wrote nothing; any
 other outcome is the call's own. (On Python 3.11 only, `wait_for` whose own awaiting task is
 cancelled drops the value of a call that completed: prefer `asyncio.timeout` there.)
+
+A store has one pool, whatever faces it has: `AsyncSessionStore.from_store(store)` (as often as
+it is called, and by every framework adapter built on `store`) and the `AsyncSessionStore` that
+opened `store` all run on it. Sync code of your own (a framework adapter's several calls, a
+read of `Session` properties that catch up) runs there, with the same cancellation promise,
+through `AsyncSessionStore.run_sync(call, *args)`, or `AsyncSession.run_sync` to take its turn
+among the handle's calls; `asyncio.to_thread` would run it beside the pool, and a cancelled
+call would raise at once while its thread still writes.
+
+The two faces cannot drift (tests/async/test_signatures.py): every public method of
+`SessionStore` and `Session` has its twin here with the same parameters, defaults and
+annotations, but for what being awaited implies: `Session` is `AsyncSession` here,
+`SessionStore` is `AsyncSessionStore`, a method returns its value when awaited, and an
+iterator that reads the database as it goes (`verify_all`, `export_session`) is a list here.
 """
 
 from __future__ import annotations
@@ -36,10 +50,11 @@ import asyncio
 import functools
 import os
 import threading
+import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, overload
 
 from pydantic import JsonValue
 
@@ -56,10 +71,14 @@ from events import (
     ToolResultPart,
     Usage,
 )
+from events._arguments import described
 from projections import ArtifactTrail, Context, TimelineRow, ToolMap
 from store._append import Clock, EventLike
+from store._backends import resolve_url
 from store._confirm import CompactionProposal, Confirm
+from store._errors import InvalidArgument
 from store._import import ImportResult
+from store._log import EventLog
 from store._policies import Measure, PrunePlan
 from store._rows import SessionInfo
 from store._session import ContextCheck, Session
@@ -81,6 +100,24 @@ from store._verify import Checkpoint, VerifyReport
 from store._worker_threads import Workers
 
 _R = TypeVar("_R")
+_P = ParamSpec("_P")
+
+_pools: weakref.WeakKeyDictionary[EventLog, Workers] = weakref.WeakKeyDictionary()
+_pools_lock = threading.Lock()
+
+
+def _workers_of(log: EventLog, opened_with: Workers | None = None) -> Workers:
+    """The one pool of the store whose event log is `log` (`opened_with`'s, when the store was
+    just opened by an `AsyncSessionStore`). Keyed by the log, which a store shares with every
+    session it hands out, so a `Session` finds its store's pool too; held weakly, so a store
+    that is gone takes its pool with it."""
+    with _pools_lock:
+        return _pools.setdefault(log, opened_with or Workers())
+
+
+def async_session_of(session: Session) -> AsyncSession:
+    """`session` as an `AsyncSession` on its store's pool (for an adapter given a `Session`)."""
+    return AsyncSession(session, _workers_of(session._log))
 
 
 class AsyncSession:
@@ -119,9 +156,15 @@ class AsyncSession:
 
     @property
     def tokens(self) -> int:
-        """The live context's size in tokens at `version` (`Session.tokens` also catches up
-        with the log first: a read, which a property on the loop must not make)."""
-        return self.sync._fold.tokens
+        """The live context's size in tokens at `version`: `Session.seen_tokens`
+        (`Session.tokens` also catches up with the log first: a read, which a property on the
+        loop must not make)."""
+        return self.sync.seen_tokens
+
+    @property
+    def seen_tokens(self) -> int:
+        """`Session.seen_tokens`: the same as `tokens` here, where no property reads."""
+        return self.sync.seen_tokens
 
     @property
     def summarizer(self) -> Summarizer:
@@ -131,6 +174,13 @@ class AsyncSession:
     @summarizer.setter
     def summarizer(self, summarizer: Summarizer) -> None:
         self.sync.summarizer = summarizer
+
+    async def run_sync(self, call: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        """`call(*args, **kwargs)` on the store's workers, in its turn among this handle's
+        calls (after those awaited before it, before those awaited after): sync code of yours
+        that uses `self.sync`, as a framework adapter's steps. Cancelled, it never ran or ran
+        to its end and returns, as every method here (see the module's docstring)."""
+        return await self._run(functools.partial(call, *args, **kwargs))
 
     async def _run(self, call: Callable[[], _R]) -> _R:
         loop = asyncio.get_running_loop()
@@ -162,8 +212,11 @@ class AsyncSession:
         *,
         is_error: bool = False,
         name: str | None = None,
+        native: Native | None = None,
     ) -> Message:
-        call = functools.partial(self.sync.append_tool_result, is_error=is_error, name=name)
+        call = functools.partial(
+            self.sync.append_tool_result, is_error=is_error, name=name, native=native
+        )
         return await self._run(lambda: call(call_id, output))
 
     async def tool_result_part(
@@ -359,12 +412,35 @@ class AsyncSessionStore:
         self._store: SessionStore | None = None
         self._opening = threading.Lock()
         self._workers = Workers()
+        self._url = resolve_url(url)
+        self._limits = (max_payload_bytes, snapshot_every)
 
     @classmethod
     def from_store(cls, store: SessionStore) -> AsyncSessionStore:
+        """The async face of an open `store`, on the store's one pool of workers: each call of
+        `from_store(store)` (a framework adapter's, yours), and the `AsyncSessionStore` that
+        opened `store`, run on the same threads, so adapters never add a pool each."""
+        if not isinstance(store, SessionStore):
+            raise InvalidArgument(f"store must be a SessionStore, got {described(store)}")
         wrapper = cls()  # opens nothing: the options are only kept
         wrapper._store = store
+        wrapper._workers = _workers_of(store._log)
+        wrapper._url = store.url
+        wrapper._limits = (store.max_payload_bytes, store.snapshot_every)
         return wrapper
+
+    @property
+    def url(self) -> str:
+        """`SessionStore.url`: the URL given, else `$SESSIONSTORE_URL`, else `sessions.db`."""
+        return self._url
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._limits[0]
+
+    @property
+    def snapshot_every(self) -> int:
+        return self._limits[1]
 
     def __repr__(self) -> str:
         return f"Async{self._store!r}" if self._store else "AsyncSessionStore(not opened yet)"
@@ -374,8 +450,18 @@ class AsyncSessionStore:
         """The `SessionStore` underneath (opened now, on this thread, if no call opened it)."""
         with self._opening:
             if self._store is None:
-                self._store = self._open()
+                store = self._open()
+                self._workers = _workers_of(store._log, self._workers)  # its pool from now on
+                self._store = store
             return self._store
+
+    async def run_sync(self, call: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        """`call(*args, **kwargs)` on the store's workers: sync code of yours that uses
+        `self.sync` or its sessions (a framework adapter's steps), off the event loop, as every
+        method here runs. Cancelled (`task.cancel()`, a timeout), it never ran and raises
+        `CancelledError`, or ran to its end and returns its value (see the module's
+        docstring): unlike `asyncio.to_thread`, whose call goes on writing after it raised."""
+        return await self._workers.run(functools.partial(call, *args, **kwargs))
 
     async def _run(self, call: Callable[[SessionStore], _R]) -> _R:
         return await self._workers.run(lambda: call(self.sync))

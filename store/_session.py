@@ -261,6 +261,13 @@ class Session:
         self._catch_up()
         return self._fold.tokens
 
+    @property
+    def seen_tokens(self) -> int:
+        """`tokens` at `version`, as this handle last saw the session, with no read (`tokens`
+        first folds in what other writers appended): what a property on an event loop can
+        give (`AsyncSession.tokens`)."""
+        return self._fold.tokens
+
     # appending messages
 
     def append_system(self, text: str) -> Message:

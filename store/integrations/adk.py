@@ -51,7 +51,6 @@ overflows `context_window`). Compaction is ADK's own (`EventsCompactionConfig`).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import heapq
@@ -114,6 +113,7 @@ from store._errors import (
 )
 from store._session import Session
 from store._store import SessionStore
+from store.integrations._sessions import async_face
 
 ADK = "adk"
 """`Native.api` of what ADK handed us."""
@@ -197,7 +197,8 @@ class SessionStoreService(BaseSessionService):
     `context_window`, `compression`)."""
 
     def __init__(self, store: SessionStore | AsyncSessionStore, **create: Any) -> None:
-        self._store = store.sync if isinstance(store, AsyncSessionStore) else store
+        self._face = async_face(store)
+        self._store = self._face.sync
         self._create = create
         self._handles: dict[str, Session] = {}
         self._locks: dict[str, threading.RLock] = {}
@@ -217,7 +218,7 @@ class SessionStoreService(BaseSessionService):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> AdkSession:
-        return await asyncio.to_thread(self._create_session, app_name, user_id, state, session_id)
+        return await self._face.run_sync(self._create_session, app_name, user_id, state, session_id)
 
     async def get_session(
         self,
@@ -227,15 +228,15 @@ class SessionStoreService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> AdkSession | None:
-        return await asyncio.to_thread(self._get_session, app_name, user_id, session_id, config)
+        return await self._face.run_sync(self._get_session, app_name, user_id, session_id, config)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
-        return await asyncio.to_thread(self._list_sessions, app_name, user_id)
+        return await self._face.run_sync(self._list_sessions, app_name, user_id)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        await asyncio.to_thread(self._delete_session, app_name, user_id, session_id)
+        await self._face.run_sync(self._delete_session, app_name, user_id, session_id)
 
     async def close(self) -> None:
         """Let go of the sessionstore sessions this service holds (their folded contexts), as
@@ -256,17 +257,17 @@ class SessionStoreService(BaseSessionService):
         await self.close()
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
-        return await asyncio.to_thread(self._state_of, _user_state_id(app_name, user_id))
+        return await self._face.run_sync(self._state_of, _user_state_id(app_name, user_id))
 
     async def append_event(self, session: AdkSession, event: Event) -> Event:
         if event.partial:
             return event
         self._apply_temp_state(session, event)
         event = self._trim_temp_delta_state(event)
-        await asyncio.to_thread(self._append_event, session, event)
+        await self._face.run_sync(self._append_event, session, event)
         return self._commit_event_to_session(session, event)
 
-    # the work, in a worker thread
+    # the work, on the store's workers (`AsyncSessionStore.run_sync`)
 
     def _create_session(
         self, app_name: str, user_id: str, state: dict[str, Any] | None, session_id: str | None
@@ -745,7 +746,7 @@ def context_callback(service: SessionStoreService) -> ModelCallback:
         callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         session = callback_context.session
-        shown = await asyncio.to_thread(
+        shown = await service._face.run_sync(
             service._shown_outputs, session.app_name, session.user_id, session.id
         )
         if shown:

@@ -48,7 +48,6 @@ returns `None`, and a later `append` to the key starts a new session (`session_i
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import json
@@ -105,6 +104,7 @@ from store._store import SessionStore
 from store._tokens import DEFAULT_ENCODING, load_encoding, with_tokens
 from store._tool_results import result_content
 from store._truncate import truncate
+from store.integrations._sessions import async_face
 
 APP = "claude-agent-sdk"
 CLAUDE_CODE = "claude-code"
@@ -142,7 +142,8 @@ class ClaudeSessionStore(ClaudeStoreProtocol):
     def __init__(
         self, store: SessionStore | AsyncSessionStore, *, app: str = APP, **create: Any
     ) -> None:
-        self.store = store.sync if isinstance(store, AsyncSessionStore) else store
+        self._face = async_face(store)
+        self.store = self._face.sync
         self.app = app
         unknown = set(create) - {
             "model",
@@ -159,25 +160,26 @@ class ClaudeSessionStore(ClaudeStoreProtocol):
         self._locks: dict[str, threading.Lock] = {}
         self._mirrors: dict[str, _Mirror] = {}
 
-    # the SDK's protocol: each call runs in a worker thread, off the event loop
+    # the SDK's protocol: each call runs on the store's workers, off the event loop (a
+    # cancelled one either never ran or returns once done: `AsyncSessionStore.run_sync`)
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        await asyncio.to_thread(self.append_sync, key, entries)
+        await self._face.run_sync(self.append_sync, key, entries)
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        return await asyncio.to_thread(self.load_sync, key)
+        return await self._face.run_sync(self.load_sync, key)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
-        return await asyncio.to_thread(self.list_sessions_sync, project_key)
+        return await self._face.run_sync(self.list_sessions_sync, project_key)
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
-        return await asyncio.to_thread(self.list_session_summaries_sync, project_key)
+        return await self._face.run_sync(self.list_session_summaries_sync, project_key)
 
     async def delete(self, key: SessionKey) -> None:
-        await asyncio.to_thread(self.delete_sync, key)
+        await self._face.run_sync(self.delete_sync, key)
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
-        return await asyncio.to_thread(self.list_subkeys_sync, key)
+        return await self._face.run_sync(self.list_subkeys_sync, key)
 
     # the same, called directly
 

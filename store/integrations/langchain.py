@@ -47,7 +47,6 @@ is the way in for agents.)
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -76,7 +75,7 @@ from store.integrations._langchain_messages import (
     message_of,
     unanswered,
 )
-from store.integrations._sessions import session_on_first_use
+from store.integrations._sessions import async_face, session_on_first_use
 
 __all__ = [
     "LANGCHAIN",
@@ -94,8 +93,9 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
 
     `messages` are the live context's messages as they were added (a compaction's summary in
     place of what it replaced, every tool output in full); `clear()` empties the live context by
-    a `SessionCleared` event, and replay still shows what was there. The async methods run the
-    store in a worker thread, so the event loop never waits on the database."""
+    a `SessionCleared` event, and replay still shows what was there. The async methods run on the
+    store's workers (`AsyncSessionStore.run_sync`), so the event loop never waits on the
+    database, and one that is cancelled or times out either wrote nothing or returns."""
 
     def __init__(
         self,
@@ -107,7 +107,8 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         if not isinstance(store, SessionStore | AsyncSessionStore):
             raise InvalidArgument(f"store must be a SessionStore, got {described(store)}")
         self.session_id = session_id
-        self._store = store.sync if isinstance(store, AsyncSessionStore) else store
+        self._face = async_face(store)
+        self._store = self._face.sync
         self._create = create
         self._handle: Session | None = None
         self._lock = threading.RLock()
@@ -136,13 +137,13 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         self.session.clear(reason="clear")
 
     async def aget_messages(self) -> list[BaseMessage]:
-        return await asyncio.to_thread(lambda: self.messages)
+        return await self._face.run_sync(lambda: self.messages)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
-        await asyncio.to_thread(self.add_messages, list(messages))
+        await self._face.run_sync(self.add_messages, list(messages))
 
     async def aclear(self) -> None:
-        await asyncio.to_thread(self.clear)
+        await self._face.run_sync(self.clear)
 
     def model_messages(self) -> list[BaseMessage]:
         """What to send the model now: the context is kept in its window first
@@ -198,19 +199,19 @@ class SessionStoreMiddleware(AgentMiddleware):
         return self._managed(state["messages"])
 
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
-        return await asyncio.to_thread(self._managed, list(state["messages"]))
+        return await self.history._face.run_sync(self._managed, list(state["messages"]))
 
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
         self.history._add_unstored(state["messages"])
 
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
-        await asyncio.to_thread(self.history._add_unstored, list(state["messages"]))
+        await self.history._face.run_sync(self.history._add_unstored, list(state["messages"]))
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
         self.history._add_unstored(state["messages"])  # a tool that returned directly
 
     async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
-        await asyncio.to_thread(self.history._add_unstored, list(state["messages"]))
+        await self.history._face.run_sync(self.history._add_unstored, list(state["messages"]))
 
     def _managed(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
         history = self.history

@@ -38,7 +38,6 @@ replaces the model's input with the session's live context (`Context.to_response
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections import Counter
@@ -78,7 +77,7 @@ from store._providers._openai_responses import responses_message
 from store._session import Session
 from store._store import SessionStore
 from store._tokens import with_tokens
-from store.integrations._sessions import session_on_first_use
+from store.integrations._sessions import async_face, session_on_first_use
 
 INPUT_ROLES = {"user": "user", "system": "system", "developer": "system"}
 CALL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -108,7 +107,8 @@ class AgentsSession(SessionABC):
             if session_settings is None
             else coerce_session_settings(session_settings)
         )
-        self._store = store.sync if isinstance(store, AsyncSessionStore) else store
+        self._face = async_face(store)
+        self._store = self._face.sync
         self._create = create
         self._handle: Session | None = None
         self._lock = threading.Lock()
@@ -130,19 +130,19 @@ class AgentsSession(SessionABC):
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The items, oldest first; the newest `limit` of them (`session_settings.limit` when
         `limit` is `None`). A negative limit gives every item, as the SDK's `SQLiteSession`."""
-        items = await asyncio.to_thread(self._items)
+        items = await self._face.run_sync(self._items)
         limit = resolve_session_limit(limit, self.session_settings)
         return items if limit is None or limit < 0 else items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: list[Any]) -> None:
-        await asyncio.to_thread(self._add_new, items)
+        await self._face.run_sync(self._add_new, items)
 
     async def pop_item(self) -> Any | None:
-        popped = await asyncio.to_thread(self._pop)
+        popped = await self._face.run_sync(self._pop)
         return None if popped is None else item_of(popped)
 
     async def clear_session(self) -> None:
-        await asyncio.to_thread(self._clear)
+        await self._face.run_sync(self._clear)
 
     def _pop(self) -> Message | None:
         with self._writing:
@@ -180,7 +180,7 @@ class AgentsSession(SessionABC):
             tail = messages[-limit:] if limit > 0 else []
             return [m.id for m in tail], [item_of(m) for m in tail], len(tail) == len(messages)
 
-        ids, items, complete = await asyncio.to_thread(read)
+        ids, items, complete = await self._face.run_sync(read)
 
         async def replace_suffix(start: int, output: list[Any]) -> bool:
             expected = ids[start:]
@@ -188,7 +188,7 @@ class AgentsSession(SessionABC):
                 return False
             replace = self._replace
             return await _await_mutation(
-                asyncio.to_thread(replace, expected, list(output), prune_prefix)
+                self._face.run_sync(replace, expected, list(output), prune_prefix)
             )
 
         return _CompactionSnapshot(items, complete, replace_suffix)
@@ -202,7 +202,7 @@ class AgentsSession(SessionABC):
         would bypass what its methods do to the items."""
         if type(self) is not AgentsSession:
             return False
-        return await asyncio.to_thread(self._replace, None, list(items), None)
+        return await self._face.run_sync(self._replace, None, list(items), None)
 
     def _replace(
         self,
@@ -328,7 +328,7 @@ def context_filter(session: AgentsSession) -> Any:
             session.session.before_llm_call()
             return session.session.context().to_responses()
 
-        items = await asyncio.to_thread(managed)
+        items = await session._face.run_sync(managed)
         return ModelInputData(input=items, instructions=data.model_data.instructions)
 
     return keep_in_window

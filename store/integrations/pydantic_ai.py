@@ -38,7 +38,6 @@ as a part of its request that pydantic-ai is handed back as it came and renders 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections import Counter
@@ -58,7 +57,7 @@ except ImportError as exc:  # the framework is an extra
 from events import Message, ToolCallPart, ToolResultPart
 from events._arguments import described
 from projections import LiveMessage, LiveToolResult
-from store._async import AsyncSession
+from store._async import AsyncSession, async_session_of
 from store._errors import InvalidArgument
 from store._session import Session
 from store.integrations._pydantic_ai_messages import (
@@ -92,6 +91,7 @@ class SessionProcessor:
         if not isinstance(session, Session | AsyncSession):
             raise InvalidArgument(f"expected a Session or AsyncSession, got {described(session)}")
         self.session = session
+        self._face = session if isinstance(session, AsyncSession) else async_session_of(session)
         self._handed: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -106,11 +106,9 @@ class SessionProcessor:
         return await self._in_worker(lambda session: self._store_unstored(session, messages))
 
     async def _in_worker(self, work: Callable[[Session], _R]) -> _R:
-        session = self.session
-        if isinstance(session, AsyncSession):  # its worker pool: async summarizers work there
-            sync = session.sync
-            return await session._run(lambda: work(sync))
-        return await asyncio.to_thread(work, session)
+        """`work` on the store's workers, in its turn among the handle's calls: a cancelled
+        model request either stored nothing or returns once stored (`AsyncSession.run_sync`)."""
+        return await self._face.run_sync(work, self._face.sync)
 
     def _process(self, session: Session, messages: Sequence[ModelMessage]) -> list[ModelMessage]:
         self._store_unstored(session, messages)
