@@ -186,8 +186,8 @@ def _await(result: Awaitable[object]) -> object:
         result.close()  # never awaited: close it rather than leave a warning behind
     raise RuntimeError(
         "an async summarizer cannot run while this thread's event loop is running; "
-        "use AsyncSession, or call the check from a worker thread "
-        "(await asyncio.to_thread(s.before_llm_call))"
+        "use AsyncSession (await s.before_llm_call()), or run the sync check on the store's "
+        "workers (await AsyncSessionStore.from_store(store).run_sync(s.before_llm_call))"
     )
 
 
