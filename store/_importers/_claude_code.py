@@ -696,7 +696,9 @@ class _Reader:
         self.index.live(message.id, uuid, message_tokens(message))
 
     def finish(self) -> None:
-        """Nothing is held back: a response is merged when its first block is read."""
+        """Nothing is held back (a response is merged when its first block is read): what
+        is left to say is the size of the live context the transcript ends with."""
+        self.out.live_messages, self.out.live_tokens = self.index.live_figures()
 
 
 def _preserved(metadata: Json, live: list[tuple[str, str, int]]) -> set[str]:

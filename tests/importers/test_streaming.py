@@ -21,6 +21,7 @@ from store._importers._codex import codex_transcript
 from store._importers._lines import FileLines
 from store._importers._pi import pi_transcript
 from store._importers._transcript import Transcript
+from store._tokens import DEFAULT_ENCODING, count
 from tests.importers.test_pi import header, said
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -302,7 +303,7 @@ cap = int(sys.argv.pop(1))
 if cap:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 """
-IMPORT_UNDER_A_CAP = CAPPED + """
+IMPORT_UNDER_A_CAP = """
 import json
 from pathlib import Path
 from store import SessionStore
@@ -328,7 +329,7 @@ def run_under_a_cap(script: str, cap: int, *args: str) -> str:
     env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), *sys.path])
     done = subprocess.run(
-        [sys.executable, "-c", script, str(cap), *args],
+        [sys.executable, "-c", CAPPED + script, str(cap), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -447,3 +448,36 @@ def test_what_a_reader_remembers_of_each_line_does_not_grow_with_the_file(
     session = "claude-code-5d1e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
     assert (result["created"], result["skipped"]) == ([session], [])
     assert result["events"] == {session: 2 + SHORT_LINES}
+
+
+REPORT_UNDER_A_CAP = """
+from store._cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+LIVE_TURNS = 5_000
+"""Two live messages a turn: the whole live context, built to report its figures, takes some
+60 MB more than the small fixture's import."""
+
+
+def test_the_import_report_does_not_build_the_live_context_it_reports_on(
+    tmp_path: Path,
+) -> None:
+    cap = small_import_peak(tmp_path) + SHORT_HEADROOM
+    transcript = tmp_path / "long.jsonl"
+    transcript.write_text("".join(conversation(LIVE_TURNS)))
+    said = (f"prompt {n}" if n % 2 else f"answer {n}" for n in range(1, 2 * LIVE_TURNS + 1))
+    tokens = sum(count(text, DEFAULT_ENCODING) for text in said)
+
+    out = run_under_a_cap(
+        REPORT_UNDER_A_CAP,
+        cap,
+        "--db",
+        f"sqlite:///{tmp_path / 'long.db'}",
+        "import",
+        str(transcript),
+    )
+
+    events, messages = 2 + 2 * LIVE_TURNS, 2 * LIVE_TURNS
+    assert out == (
+        f"imported claude-code-s-1: {events} events, {messages} live messages, {tokens:,} tokens\n"
+    )
