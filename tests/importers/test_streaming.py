@@ -481,3 +481,19 @@ def test_the_import_report_does_not_build_the_live_context_it_reports_on(
     assert out == (
         f"imported claude-code-s-1: {events} events, {messages} live messages, {tokens:,} tokens\n"
     )
+
+
+@pytest.mark.parametrize("fixture", [CLAUDE, CODEX, PI], ids=["claude-code", "codex", "pi"])
+def test_an_import_says_the_figures_its_sessions_fold_to(
+    store: SessionStore, tmp_path: Path, fixture: Path
+) -> None:
+    """What the reader followed is what the fold gives: events, live messages, live tokens,
+    on the first import and on one that finds the session complete."""
+    first = store.import_session(fixture)
+    again = store.import_session(fixture)
+
+    for imported in [*first.sessions, *again.sessions]:
+        session = store.session(imported.session_id)
+        figures = (imported.events, imported.live_messages, imported.live_tokens)
+        assert figures == (session.version, len(session.context().messages), session.tokens)
+    assert len(first.sessions) == len(again.sessions) >= 1
