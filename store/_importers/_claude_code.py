@@ -412,6 +412,7 @@ class _Reader:
 
     def read(self, entry: Json, line: int) -> None:
         if self.index.is_merged(line):
+            self.index.passed(line)
             return
         try:
             with at_line(line):

@@ -29,7 +29,6 @@ CREATE INDEX response_api_id ON response (reader, api_id, line);
 CREATE TABLE said (reader INT, digest BLOB, line INT);
 CREATE INDEX said_digest ON said (reader, digest, line);
 CREATE TABLE seen (reader INT, uuid TEXT, PRIMARY KEY (reader, uuid)) WITHOUT ROWID;
-CREATE TABLE merged (line INTEGER PRIMARY KEY);
 CREATE TABLE tool (reader INT, call_id TEXT, name TEXT, PRIMARY KEY (reader, call_id))
     WITHOUT ROWID;
 CREATE TABLE live (
@@ -40,6 +39,7 @@ CREATE INDEX live_uuid ON live (reader, uuid, position);
 """
 
 _BATCH = 10_000
+"""Rows held before they are written: a batch is written in one statement."""
 
 
 class LineIndex:
@@ -87,6 +87,8 @@ class ReaderIndex:
         self._index = index
         self._db = index.db
         self._n = number
+        self._merged: set[int] = set()  # lines ahead of the reader: forgotten once passed
+        self._seeing: set[str] = set()  # uuids seen, not yet written (a batch at a time)
 
     # the first pass
 
@@ -147,16 +149,26 @@ class ReaderIndex:
 
     def merge(self, line: int) -> None:
         """A later line of a response, read as part of its first line's message."""
-        self._db.execute("INSERT OR IGNORE INTO merged VALUES (?)", (line,))
+        self._merged.add(line)
 
     def is_merged(self, line: int) -> bool:
-        found = self._db.execute("SELECT 1 FROM merged WHERE line = ?", (line,)).fetchone()
-        return found is not None
+        return line in self._merged
+
+    def passed(self, line: int) -> None:
+        """The reader is past `line`: no question about it comes again."""
+        self._merged.discard(line)
 
     def see(self, uuid: str) -> None:
-        self._db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?)", (self._n, uuid))
+        self._seeing.add(uuid)
+        if len(self._seeing) >= _BATCH:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO seen VALUES (?, ?)", ((self._n, u) for u in self._seeing)
+            )
+            self._seeing.clear()
 
     def was_seen(self, uuid: str) -> bool:
+        if uuid in self._seeing:
+            return True
         found = self._db.execute(
             "SELECT 1 FROM seen WHERE reader = ? AND uuid = ?", (self._n, uuid)
         ).fetchone()
