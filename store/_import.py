@@ -63,7 +63,12 @@ from store._transfer import dated_links, insert_links, read_export
 
 @dataclass(frozen=True, slots=True)
 class ImportedSession:
-    """One session an import wrote to (or found complete): `created` when it is new."""
+    """One session an import wrote to (or found complete): `created` when it is new.
+
+    `events` is how many events the session holds after the import; `live_messages` and
+    `live_tokens` the live context the transcript ends with, as its reader followed it
+    (tokens as the fold counts them, `Session.tokens`), or `None` when the reader does not
+    say: figures to report that need no fold of the session, whatever its length."""
 
     session_id: str
     format: str
@@ -71,6 +76,9 @@ class ImportedSession:
     created: bool
     events_written: int
     skipped: tuple[Skipped, ...] = ()
+    events: int | None = None
+    live_messages: int | None = None
+    live_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +211,9 @@ def _write_one(
         created=True,
         events_written=written,
         skipped=tuple(transcript.skipped),
+        events=head.seq if head is not None else None,
+        live_messages=transcript.live_messages,
+        live_tokens=transcript.live_tokens,
     )
 
 
@@ -240,6 +251,7 @@ def _write_more(
 
     written = 0
     changed: list[Skipped] = []
+    split = False  # a message kept as two (it gained parts since an import): one more live
     for entries in _entry_batches(transcript):
         events = [NewEvent(e.payload, event_id_for(session_id, e.key)) for e in entries]
         held = stored([event.event_id for event in events])
@@ -252,6 +264,7 @@ def _write_more(
                 grown = _continuation(session_id, entry.key, before, event.payload, stored)
                 if grown is not None:
                     fresh += grown
+                    split = True
                 else:
                     changed.append(
                         Skipped(None, f"{entry.key} changed since it was imported: kept as it was")
@@ -259,6 +272,10 @@ def _write_more(
         if fresh:
             log.append(session_id, fresh, None)
             written += len(fresh)
+    head = log.recorder.head(session_id)
+    # the transcript's live context is the session's unless the session keeps entries
+    # otherwise than the transcript has them
+    same = not changed and not split
     return ImportedSession(
         session_id,
         transcript.format,
@@ -266,6 +283,9 @@ def _write_more(
         created=False,
         events_written=written,
         skipped=(*transcript.skipped, *changed),
+        events=head.seq if head is not None else None,
+        live_messages=transcript.live_messages if same else None,
+        live_tokens=transcript.live_tokens if same else None,
     )
 
 

@@ -696,11 +696,19 @@ class _Figures(NamedTuple):
     tokens: int
 
 
+def _figures(app: Cli, imported: ImportedSession) -> _Figures:
+    """A session's figures as the import found them (its reader followed the live context:
+    no fold of a session of any length), else from its live context (an export, a message
+    list: text read whole), one session at a time."""
+    events, messages, tokens = imported.events, imported.live_messages, imported.live_tokens
+    if events is not None and messages is not None and tokens is not None:
+        return _Figures(events, messages, tokens)
+    context = app.store.session(imported.session_id).context()
+    return _Figures(context.seq, len(context.messages), context.tokens)
+
+
 def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
-    rows = []
-    for imported in result.sessions:  # each context's figures, not the context: a folder's
-        context = app.store.session(imported.session_id).context()  # are not all held
-        rows.append((imported, _Figures(context.seq, len(context.messages), context.tokens)))
+    rows = [(imported, _figures(app, imported)) for imported in result.sessions]
     if as_json:
         app.json(
             {

@@ -62,6 +62,7 @@ from events import (
 )
 from events._arguments import brief
 from store._errors import ImportRefused
+from store._importers._claude_code_index import LineIndex, ReaderIndex
 from store._importers._common import (
     Json,
     at_line,
@@ -199,10 +200,28 @@ def _plan(
             raise ImportRefused(reason, number)
         skipped.append(Skipped(number, reason))
 
+    index = LineIndex()
+
     def reader(strict_lines: bool) -> _Reader:
         out = Transcript(format=CLAUDE_CODE, source_id="", spool=Spool() if spool else None)
-        return _Reader(encoding, out, strict_lines)
+        return _Reader(encoding, out, strict_lines, index.reader())
 
+    try:
+        return _read_twice(lines, skip, skipped, reader, index, strict=strict, split=split)
+    finally:
+        index.close()
+
+
+def _read_twice(
+    lines: TranscriptLines,
+    skip: Callable[[int, str], None],
+    skipped: list[Skipped],
+    reader: Callable[[bool], _Reader],
+    index: LineIndex,
+    *,
+    strict: bool,
+    split: bool,
+) -> _Read:
     export = _export(lines)
     entries: Callable[[Callable[[int, str], None] | None], Iterable[tuple[int, int, Json]]]
     if export is not None:
@@ -241,6 +260,7 @@ def _plan(
         skipped.append(found)
     skipped.sort(key=lambda found: found.line or 0)
     bad = {found.line for found in skipped}
+    index.flush()
     for number, _, entry in entries(None):
         # the second pass reads what the first indexed: a transcript still being written
         # (an agent running) may have grown, or finished its last line, since
@@ -362,18 +382,9 @@ class _Reader:
     encoding: str
     out: Transcript
     strict: bool
+    index: ReaderIndex  # what it knows of the lines, and the live messages (off the heap)
     now: datetime | None = None  # the timestamp of the line being read
-    live: dict[str, int] = field(default_factory=dict)  # live message id -> its tokens
-    source: dict[str, str] = field(default_factory=dict)  # message id -> entry uuid
-    tools: dict[str, str] = field(default_factory=dict)  # tool_use id -> tool name
-    seen: set[str] = field(default_factory=set)
-    responses: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # line, offset
     entry_at: Callable[[int], Json] | None = None  # a later line of a response, read again
-    merged: set[int] = field(default_factory=set)  # lines read as part of an earlier message
-    parents: dict[str, str] = field(default_factory=dict)
-    children: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
-    answered: dict[str, int] = field(default_factory=dict)  # uuid -> line, assistant entries
-    said: dict[bytes, list[int]] = field(default_factory=dict)  # prompt digest -> its lines
     queue: deque[tuple[str, int]] = field(default_factory=deque)  # text, line it was queued
     boundary: Json | None = None  # the compact_boundary the next summary closes
     calls: dict[str, str] = field(default_factory=dict)  # subagent id -> the call starting it
@@ -387,22 +398,21 @@ class _Reader:
         if kind == "assistant" and isinstance(message, dict):
             api_id = message.get("id")
             if isinstance(api_id, str) and api_id:
-                self.responses.setdefault(api_id, []).append((number, offset))
+                self.index.response_line(api_id, number, offset)
         if isinstance(uuid, str):
             parent = entry.get("parentUuid")
-            if isinstance(parent, str):
-                self.parents[uuid] = parent
-                self.children.setdefault(parent, []).append((number, uuid))
-            if kind == "assistant":
-                self.answered[uuid] = number
+            if isinstance(parent, str) or kind == "assistant":
+                parent = parent if isinstance(parent, str) else None
+                self.index.entry(number, uuid, parent, kind == "assistant")
         text = _prompt_text(entry)
         if text is None:
             text = _queued_prompt(entry) if kind == "attachment" else None
         if text is not None:
-            self.said.setdefault(_digest(text), []).append(number)
+            self.index.prompt(_digest(text), number)
 
     def read(self, entry: Json, line: int) -> None:
-        if line in self.merged:
+        if self.index.is_merged(line):
+            self.index.passed(line)
             return
         try:
             with at_line(line):
@@ -415,7 +425,7 @@ class _Reader:
 
     def _read(self, entry: Json, kind: str, line: int) -> None:
         uuid = entry.get("uuid")
-        if isinstance(uuid, str) and uuid and uuid in self.seen:
+        if isinstance(uuid, str) and uuid and self.index.was_seen(uuid):
             return  # a copy of a line written already (Claude Code repeats some on resume)
         if kind == "summary" and isinstance(entry.get("summary"), str):
             self.out.title = entry["summary"]
@@ -432,7 +442,7 @@ class _Reader:
             elif kind == "system" and entry.get("subtype") == "compact_boundary":
                 self.boundary = entry
         if isinstance(uuid, str) and uuid:
-            self.seen.add(uuid)
+            self.index.see(uuid)
 
     def _record(self, entry: Json, kind: str, line: int) -> None:
         uuid = entry.get("uuid")
@@ -470,14 +480,16 @@ class _Reader:
         """Every entry of one API response (same `message.id`), wherever the file has them,
         merged into one message here, where its first block is; the last usage counts."""
         api_id = message.get("id")
-        group = self.responses.get(api_id, []) if isinstance(api_id, str) and api_id else []
-        lines = [(n, offset) for n, offset in group if n > line]
+        has_id = isinstance(api_id, str) and api_id
+        lines = self.index.response_lines(str(api_id), line) if has_id else []
         parts: list[Part] = []
         usage: Usage | None = None
         envelopes = []
         for number, member in self._members(line, entry, lines):
             member_uuid = member.get("uuid")
-            if number != line and (not isinstance(member_uuid, str) or member_uuid in self.seen):
+            if number != line and (
+                not isinstance(member_uuid, str) or self.index.was_seen(member_uuid)
+            ):
                 continue
             body = member.get("message")
             blocks = body.get("content") if isinstance(body, dict) else None
@@ -493,8 +505,8 @@ class _Reader:
                 self.out.model = model
             envelopes.append(_envelope(member))
             if number != line:
-                self.merged.add(number)
-                self.seen.add(str(member_uuid))
+                self.index.merge(number)
+                self.index.see(str(member_uuid))
         if not parts:
             self._record(entry, "assistant", line)  # an interrupted response: no blocks
             return
@@ -512,7 +524,7 @@ class _Reader:
         (one at a time: a response can span many)."""
         yield line, entry
         for number, offset in later:
-            if number not in self.merged:
+            if not self.index.is_merged(number):
                 assert self.entry_at is not None
                 yield number, self.entry_at(offset)
 
@@ -533,7 +545,7 @@ class _Reader:
                 raise ImportRefused(
                     f"tool_use {brief(call_id)} has an input that is not an object", line
                 )
-            self.tools[call_id] = name
+            self.index.tool(call_id, name)
         try:
             return anthropic_part(block)
         except InvalidArgument as exc:
@@ -563,7 +575,7 @@ class _Reader:
 
     def _result(self, block: Json, line: int) -> tuple[ToolResultPart, list[Part]]:
         call_id = string(block, "tool_use_id", "a tool_result block", line)
-        name = self.tools.get(call_id)  # unknown: kept; the renderers leave orphans out
+        name = self.index.tool_name(call_id)  # unknown: kept; the renderers leave orphans out
         content = block.get("content")
         if content is None or isinstance(content, str):
             blocks = [{"type": "text", "text": content or ""}]
@@ -605,8 +617,7 @@ class _Reader:
             return
         self.queue.remove(queued)
         text, since = queued
-        said = self.said.get(_digest(text), ())
-        if not delivered or not text.strip() or any(n > since for n in said):
+        if not delivered or not text.strip() or self.index.said_after(_digest(text), since):
             return  # not sent, or sent with a line of its own (a prompt, an attachment)
         key = f"queued:{line}"
         parts = counted([TextPart(text=text)], self.encoding, key)
@@ -618,29 +629,29 @@ class _Reader:
         user went back. What that branch added leaves the live context (the log keeps it)."""
         if _prompt_text(entry) is None:
             return
-        parent = self.parents.get(uuid)
+        parent = self.index.parent(uuid)
         if parent is None:
             return
         abandoned: set[str] = set()
-        pending = [child for n, child in self.children.get(parent, []) if n < line]
+        pending = self.index.children(parent, line)
         while pending:
             node = pending.pop()
             if node not in abandoned:
                 abandoned.add(node)
-                pending.extend(c for n, c in self.children.get(node, []) if n < line)
-        if not any(self.answered.get(node, line) < line for node in abandoned):
+                pending.extend(self.index.children(node, line))
+        answered = (self.index.answered_line(node) for node in abandoned)
+        if not any(at is not None and at < line for at in answered):
             return
-        gone = tuple(m for m in self.live if self.source.get(m) in abandoned)
+        gone = tuple(self.index.live_of(abandoned))
         if not gone:
             return
         anchor: str | None = parent
-        while anchor is not None and not any(self.source.get(m) == anchor for m in self.live):
-            anchor = self.parents.get(anchor)
-        after = next((m for m in self.live if self.source.get(m) == anchor), parent)
+        while anchor is not None and self.index.first_live_of(anchor) is None:
+            anchor = self.index.parent(anchor)
+        after = (self.index.first_live_of(anchor) if anchor is not None else None) or parent
         revert = MessagesReverted(after_message_id=after, reverted_message_ids=gone)
         self.out.add(f"rewind:{uuid}", revert, self.now)
-        for message_id in gone:
-            self.live.pop(message_id)
+        self.index.leave(gone)
 
     def _compaction(self, uuid: str, entry: Json, blocks: list[Any], line: int) -> None:
         """The live messages replaced by Claude Code's summary, which becomes the first; the
@@ -651,57 +662,66 @@ class _Reader:
         summary = Message(id=uuid, role="user", parts=parts, native=native)
         metadata = (self.boundary or {}).get("compactMetadata")
         metadata = metadata if isinstance(metadata, dict) else {}
-        kept = self._preserved(metadata)
-        replaced = tuple(m for m in self.live if m not in kept)
-        first_kept = next((m for m in self.live if m in kept), uuid)
-        before = sum(self.live.values())
+        # the live messages, held while the event that lists them is built
+        live = [
+            (message_id, source, tokens) for _, message_id, source, tokens in self.index.each_live()
+        ]
+        kept = _preserved(metadata, live)
+        replaced = tuple(m for m, _, _ in live if m not in kept)
+        first_kept = next((m for m, _, _ in live if m in kept), uuid)
+        before = sum(tokens for _, _, tokens in live)
+        freed = sum(tokens for m, _, tokens in live if m not in kept)
         compaction = ContextCompacted(
             summary=summary,
             first_kept_message_id=first_kept,
             replaced_message_ids=replaced,
             tokens_before=before,
-            tokens_after=before - sum(self.live[m] for m in replaced) + message_tokens(summary),
+            tokens_after=before - freed + message_tokens(summary),
             reason="manual" if metadata.get("trigger") == "manual" else "before_llm_call",
             summarizer="claude-code",
         )
         self.out.add(f"compaction:{uuid}", compaction, self.now)
-        self.live = {
-            uuid: message_tokens(summary),
-            **{m: self.live[m] for m in self.live if m in kept},
-        }
-        self.source[uuid] = uuid
-        self.seen.add(uuid)
+        self.index.clear_live()
+        self.index.live(uuid, uuid, message_tokens(summary))
+        for message_id, source, tokens in live:
+            if message_id in kept:
+                self.index.live(message_id, uuid if message_id == uuid else source, tokens)
+        self.index.see(uuid)
         self.boundary = None
-
-    def _preserved(self, metadata: Json) -> set[str]:
-        """The live messages a partial compaction kept: the segment from `headUuid` to
-        `tailUuid`, or the `preservedMessages` (uuids, or how many of the newest)."""
-        segment = metadata.get("preservedSegment")
-        by_source = {self.source.get(m): m for m in self.live}
-        if isinstance(segment, dict) and isinstance(segment.get("headUuid"), str):
-            order = list(self.live)
-            head = by_source.get(segment["headUuid"])
-            tail = by_source.get(segment.get("tailUuid")) if segment.get("tailUuid") else None
-            if head is not None:
-                end = order.index(tail) + 1 if tail in order else len(order)
-                return set(order[order.index(head) : end])
-        preserved = metadata.get("preservedMessages")
-        if isinstance(preserved, list):
-            return {by_source[u] for u in preserved if u in by_source}
-        if isinstance(preserved, int) and preserved > 0:
-            return set(list(self.live)[-preserved:])
-        return set()
 
     def _emit(self, uuid: str, message: Message) -> None:
         if message.native is not None:
             canonical_json(message.native.value)  # a NUL, say: the line is skipped, not the file
         self.out.add(message.id, MessageAppended(message=message), self.now)
         _note_call(self.calls, message)
-        self.live[message.id] = message_tokens(message)
-        self.source[message.id] = uuid
+        self.index.live(message.id, uuid, message_tokens(message))
 
     def finish(self) -> None:
-        """Nothing is held back: a response is merged when its first block is read."""
+        """Nothing is held back (a response is merged when its first block is read): what
+        is left to say is the size of the live context the transcript ends with."""
+        self.out.live_messages, self.out.live_tokens = self.index.live_figures()
+
+
+def _preserved(metadata: Json, live: list[tuple[str, str, int]]) -> set[str]:
+    """The live messages (id, the uuid of its entry, tokens) a partial compaction kept: the
+    segment from `headUuid` to `tailUuid`, or the `preservedMessages` (uuids, or how many of
+    the newest)."""
+    segment = metadata.get("preservedSegment")
+    by_source = {source: message_id for message_id, source, _ in live}
+    order = [message_id for message_id, _, _ in live]
+    if isinstance(segment, dict) and isinstance(segment.get("headUuid"), str):
+        head = by_source.get(segment["headUuid"])
+        tail_uuid = segment.get("tailUuid")
+        tail = by_source.get(tail_uuid) if isinstance(tail_uuid, str) and tail_uuid else None
+        if head is not None:
+            end = order.index(tail) + 1 if tail in order else len(order)
+            return set(order[order.index(head) : end])
+    preserved = metadata.get("preservedMessages")
+    if isinstance(preserved, list):
+        return {by_source[u] for u in preserved if isinstance(u, str) and u in by_source}
+    if isinstance(preserved, int) and preserved > 0:
+        return set(order[-preserved:])
+    return set()
 
 
 def _digest(text: str) -> bytes:

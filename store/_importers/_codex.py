@@ -469,6 +469,8 @@ class _Rollout:
         if source_id is None:
             raise ImportRefused("the rollout names no session id (no session_meta line)")
         self.out.source_id = source_id
+        self.out.live_messages = len(self.live)
+        self.out.live_tokens = sum(live.tokens for live in self.live.values())
         return self.out
 
 

@@ -403,6 +403,8 @@ class _Reader:
             raise ImportRefused("not a pi session: the file is empty")
         if not self.nodes:
             raise ImportRefused("the pi session holds no entries")
+        self.transcript.live_messages = len(self.live)
+        self.transcript.live_tokens = sum(live.tokens for live in self.live.values())
         return self.transcript
 
 

@@ -121,6 +121,10 @@ class Transcript:
     parent: Link | None = None
     children: list[Transcript] = field(default_factory=list)
     spool: Spool | None = None
+    live_messages: int | None = None
+    """How many messages are live after the last entry, and their tokens, when the reader
+    says (the figures an import reports, known without folding the session again)."""
+    live_tokens: int | None = None
 
     def add(self, key: str, payload: Payload, time: datetime | None = None) -> int:
         """Add an entry; returns where it is, for `entry_at`."""

@@ -21,6 +21,7 @@ from store._importers._codex import codex_transcript
 from store._importers._lines import FileLines
 from store._importers._pi import pi_transcript
 from store._importers._transcript import Transcript
+from store._tokens import DEFAULT_ENCODING, count
 from tests.importers.test_pi import header, said
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -290,16 +291,21 @@ def test_an_import_cut_short_resumes_where_it_stopped(
 # Memory: an import in a child process whose address space is capped at what importing a
 # small transcript takes plus HEADROOM. A file larger than the headroom, of lines far
 # smaller, imports; a file whose one line is larger than the headroom cannot, and is
-# reported while the rest of its folder imports.
+# reported while the rest of its folder imports. What the reader remembers of each line, and
+# what the command reports of each session, take no memory that grows with the file: a file
+# of many short lines imports under a cap far below what its lines take as objects.
 
 HEADROOM = 256 << 20
 LINE = 1 << 20
-IMPORT_UNDER_A_CAP = """
-import json, resource, sys
-from pathlib import Path
-cap = int(sys.argv[3])
+CAPPED = """
+import resource, sys
+cap = int(sys.argv.pop(1))
 if cap:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+"""
+IMPORT_UNDER_A_CAP = """
+import json
+from pathlib import Path
 from store import SessionStore
 with SessionStore(sys.argv[2]) as store:
     result = store.import_session(Path(sys.argv[1]))
@@ -317,31 +323,44 @@ with SessionStore(sys.argv[2]) as store:
 """
 
 
-def import_under_a_cap(folder: Path, db: Path, cap: int) -> dict[str, Any]:
+def run_under_a_cap(script: str, cap: int, *args: str) -> str:
+    """What `script` prints, run with `args` in a child process whose address space is capped
+    at `cap` bytes (none when 0)."""
     env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), *sys.path])
     done = subprocess.run(
-        [sys.executable, "-c", IMPORT_UNDER_A_CAP, str(folder), f"sqlite:///{db}", str(cap)],
+        [sys.executable, "-c", CAPPED + script, str(cap), *args],
         capture_output=True,
         text=True,
         env=env,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    value: dict[str, Any] = json.loads(done.stdout)
+    return done.stdout
+
+
+def import_under_a_cap(folder: Path, db: Path, cap: int) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(
+        run_under_a_cap(IMPORT_UNDER_A_CAP, cap, str(folder), f"sqlite:///{db}")
+    )
     return value
 
 
-@pytest.fixture
-def cap(tmp_path: Path) -> int:
-    """What importing the small fixture takes, plus the headroom."""
+def small_import_peak(tmp_path: Path) -> int:
+    """The address space importing the small fixture takes."""
     if not Path("/proc/self/status").exists():
         pytest.skip("measures the address space in /proc")
     small = tmp_path / "small"
     small.mkdir()
     (small / CLAUDE.name).write_bytes(CLAUDE.read_bytes())
     peak: int = import_under_a_cap(small, tmp_path / "small.db", 0)["peak"]
-    return peak + HEADROOM
+    return peak
+
+
+@pytest.fixture
+def cap(tmp_path: Path) -> int:
+    """What importing the small fixture takes, plus the headroom."""
+    return small_import_peak(tmp_path) + HEADROOM
 
 
 def big_records(lines: int) -> Iterator[bytes]:
@@ -395,3 +414,86 @@ def test_a_file_too_large_to_import_is_reported_and_its_folder_imports(
     assert result["created"] == [CLAUDE_ID, f"{CLAUDE_ID}/agent-sidechain"]
     why = "out of memory importing it (a line, or one entry, larger than memory allows)"
     assert result["skipped"] == [[str(huge), None, why]]
+
+
+SHORT_LINES = 100_000
+"""Lines of a few dozen bytes each: indexed in dicts (uuids, parents, children, the entries
+read), they take some 55 MB more than the small fixture's import; off the heap, a few."""
+SHORT_HEADROOM = 24 << 20
+
+
+def progress_records(lines: int) -> Iterator[str]:
+    """A Claude Code session: a prompt, then progress records, each the child of the last."""
+    session = "5d1e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
+    parent = "u-0"
+    prompt = {"role": "user", "content": "hello"}
+    entry = {"type": "user", "uuid": parent, "parentUuid": None, "sessionId": session}
+    yield json.dumps({**entry, "message": prompt}) + "\n"
+    for n in range(1, lines):
+        uuid = f"{n:08x}-0000-4000-8000-000000000000"
+        yield json.dumps({"type": "progress", "uuid": uuid, "parentUuid": parent}) + "\n"
+        parent = uuid
+
+
+def test_what_a_reader_remembers_of_each_line_does_not_grow_with_the_file(
+    tmp_path: Path,
+) -> None:
+    cap = small_import_peak(tmp_path) + SHORT_HEADROOM
+    folder = tmp_path / "short"
+    folder.mkdir()
+    (folder / "short.jsonl").write_text("".join(progress_records(SHORT_LINES)))
+
+    result = import_under_a_cap(folder, tmp_path / "short.db", cap)
+
+    session = "claude-code-5d1e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
+    assert (result["created"], result["skipped"]) == ([session], [])
+    assert result["events"] == {session: 2 + SHORT_LINES}
+
+
+REPORT_UNDER_A_CAP = """
+from store._cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+LIVE_TURNS = 5_000
+"""Two live messages a turn: the whole live context, built to report its figures, takes some
+60 MB more than the small fixture's import."""
+
+
+def test_the_import_report_does_not_build_the_live_context_it_reports_on(
+    tmp_path: Path,
+) -> None:
+    cap = small_import_peak(tmp_path) + SHORT_HEADROOM
+    transcript = tmp_path / "long.jsonl"
+    transcript.write_text("".join(conversation(LIVE_TURNS)))
+    said = (f"prompt {n}" if n % 2 else f"answer {n}" for n in range(1, 2 * LIVE_TURNS + 1))
+    tokens = sum(count(text, DEFAULT_ENCODING) for text in said)
+
+    out = run_under_a_cap(
+        REPORT_UNDER_A_CAP,
+        cap,
+        "--db",
+        f"sqlite:///{tmp_path / 'long.db'}",
+        "import",
+        str(transcript),
+    )
+
+    events, messages = 2 + 2 * LIVE_TURNS, 2 * LIVE_TURNS
+    assert out == (
+        f"imported claude-code-s-1: {events} events, {messages} live messages, {tokens:,} tokens\n"
+    )
+
+
+@pytest.mark.parametrize("fixture", [CLAUDE, CODEX, PI], ids=["claude-code", "codex", "pi"])
+def test_an_import_says_the_figures_its_sessions_fold_to(
+    store: SessionStore, tmp_path: Path, fixture: Path
+) -> None:
+    """What the reader followed is what the fold gives: events, live messages, live tokens,
+    on the first import and on one that finds the session complete."""
+    first = store.import_session(fixture)
+    again = store.import_session(fixture)
+
+    for imported in [*first.sessions, *again.sessions]:
+        session = store.session(imported.session_id)
+        figures = (imported.events, imported.live_messages, imported.live_tokens)
+        assert figures == (session.version, len(session.context().messages), session.tokens)
+    assert len(first.sessions) == len(again.sessions) >= 1
