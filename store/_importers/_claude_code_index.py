@@ -42,15 +42,23 @@ _BATCH = 10_000
 """Rows held before they are written: a batch is written in one statement."""
 
 
+def temporary_database(schema: str) -> sqlite3.Connection:
+    """A private temporary database with these tables: in memory up to its page cache, then
+    in a file of the temporary folder, deleted when it is closed. Other readers keep their
+    indexes in one too (`_codex_index`)."""
+    db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    db.executescript(schema)
+    db.execute("BEGIN")  # one transaction, never committed: the file is thrown away
+    return db
+
+
 class LineIndex:
     """A file's index, shared by its readers; `close` deletes it."""
 
     def __init__(self) -> None:
-        self.db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode = OFF")
-        self.db.execute("PRAGMA synchronous = OFF")
-        self.db.executescript(_SCHEMA)
-        self.db.execute("BEGIN")  # one transaction, never committed: the file is thrown away
+        self.db = temporary_database(_SCHEMA)
         self._readers = 0
         self._pending: dict[str, list[tuple[object, ...]]] = {
             "entry": [],

@@ -70,6 +70,7 @@ from events import (
     Usage,
 )
 from store._errors import ImportRefused
+from store._importers._codex_index import RolloutIndex
 from store._importers._codex_items import (
     ASSISTANT_ITEMS,
     INPUT_ITEMS,
@@ -127,10 +128,13 @@ def codex_transcript(
     session id when the rollout has no meta line. `spool`: the entries go to a temporary
     file, not memory (`Spool`). `ImportRefused` when no line is a rollout's."""
     reader = _Rollout(encoding, Transcript(FORMAT, "", spool=Spool() if spool else None))
-    for number, text in enumerate(lines, start=1):
-        if text.strip():
-            reader.line(number, text)
-    return reader.finish(name)
+    try:
+        for number, text in enumerate(lines, start=1):
+            if text.strip():
+                reader.line(number, text)
+        return reader.finish(name)
+    finally:
+        reader.index.close()
 
 
 def looks_like_codex(first_lines: Sequence[str]) -> bool:
@@ -169,17 +173,6 @@ def ignored_lines(transcript: Transcript) -> int:
 
 
 @dataclass(slots=True)
-class _Live:
-    """A live message, as the fold will hold it: its tokens, the Responses items it was read
-    from (to recognise it in a replacement history) and whether it starts a user turn."""
-
-    role: str
-    tokens: int
-    items: list[bytes]
-    turn: bool = False
-
-
-@dataclass(slots=True)
 class _Response:
     """An assistant message still being read: one line per item. What the rollout records
     meanwhile (`held`) follows it: the message goes where its first item was."""
@@ -194,9 +187,10 @@ class _Response:
 class _Rollout:
     encoding: str
     out: Transcript = field(default_factory=lambda: Transcript(format=FORMAT, source_id=""))
-    keys: set[str] = field(default_factory=set)
-    live: dict[str, _Live] = field(default_factory=dict)
-    calls: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    # the item ids taken as keys, the tool calls' names, the live messages (id, role, tokens,
+    # the digests of the Responses items it was read from to recognise it in a replacement
+    # history, whether it starts a user turn): off the heap, they grow with the file
+    index: RolloutIndex = field(default_factory=RolloutIndex)
     response: _Response | None = None
     source_id: str | None = None
     read_any: bool = False
@@ -288,14 +282,19 @@ class _Rollout:
         if not isinstance(kind, str):
             raise Malformed("a response item has no type")
         own = item.get("id")
-        if isinstance(own, str) and own and own not in self.keys and not own.startswith("line-"):
+        if (
+            isinstance(own, str)
+            and own
+            and not own.startswith("line-")
+            and not self.index.taken(own)
+        ):
             key = own
         role = item.get("role")
         if (kind == "message" and role == "assistant") or kind in ASSISTANT_ITEMS:
             self._model_item(item, key, time)
         elif kind in OUTPUTS:
             call_id = item.get("call_id")
-            name = self.calls.get(call_id) if isinstance(call_id, str) else None
+            name = self.index.tool_name(call_id) if isinstance(call_id, str) else None
             result, kept = result_part(item, name)
             native = Native(api=OPENAI_RESPONSES, value=kept)
             parts = counted([result], self.encoding, key)
@@ -316,9 +315,9 @@ class _Rollout:
         [part] = counted([assistant_part(item)], self.encoding, prefix, start)
         if response is None:
             response = self.response = _Response(key, time)
-            self.keys.add(key)
+            self._take(key)
         if isinstance(part, ToolCallPart):
-            self.calls[part.call_id] = part.name
+            self.index.tool(part.call_id, part.name)
         response.parts.append(part)
 
     def _end_response(self, usage: Usage | None = None) -> None:
@@ -335,7 +334,7 @@ class _Rollout:
         self.out.add(response.key, MessageAppended(message=message), response.time)
         for entry in response.held:
             self.out.add(entry.key, entry.payload, entry.time)
-        self.live[message.id] = _Live("assistant", message_tokens(message), _items(message))
+        self.index.live(message.id, "assistant", message_tokens(message), _items(message), False)
 
     def _input_message(self, item: Json, role: str, key: str, time: datetime | None) -> None:
         injected = role == "user" and is_injected(item)
@@ -359,10 +358,16 @@ class _Rollout:
     ) -> None:
         self._add(key, MessageAppended(message=message), time)
         items = [_json(item)] if item is not None else _items(message)
-        self.live[message.id] = _Live(message.role, message_tokens(message), items, turn)
+        self.index.live(message.id, message.role, message_tokens(message), items, turn)
+
+    def _take(self, key: str) -> None:
+        """`key` is taken: an item with it as its id is keyed by its line. Only an item's own
+        id is asked about, never one like `line-<n>`: those need not be remembered."""
+        if not key.startswith("line-"):
+            self.index.take(key)
 
     def _add(self, key: str, payload: Payload, time: datetime | None) -> None:
-        self.keys.add(key)
+        self._take(key)
         if self.response is not None:
             self.response.held.append(Entry(key, payload, time))
         else:
@@ -395,11 +400,12 @@ class _Rollout:
             id=summary_id, role="user", parts=counted(parts, self.encoding, summary_id)
         )
         self._add(key, record, time)
-        replaced = [i for i, m in self.live.items() if i not in kept and m.role != "system"]
-        before = sum(m.tokens for m in self.live.values())
-        for message_id in replaced:
-            del self.live[message_id]
-        after = sum(m.tokens for m in self.live.values()) + message_tokens(summary)
+        replaced = [
+            i for i, role, _ in self.index.each_live() if i not in kept and role != "system"
+        ]
+        _, before = self.index.live_figures()
+        self.index.leave(replaced)
+        after = self.index.live_figures()[1] + message_tokens(summary)
         compaction = ContextCompacted(
             summary=summary,
             first_kept_message_id=summary_id,  # not live: the summary goes after what stays
@@ -410,16 +416,16 @@ class _Rollout:
             summarizer="codex",
         )
         self._add(f"{key}.compaction", compaction, time)
-        self.live[summary_id] = _Live("user", message_tokens(summary), [])
+        self.index.live(summary_id, "user", message_tokens(summary), [], False)
 
     def _repeated(self, history: list[Json]) -> tuple[set[str], list[Json]]:
         """The live messages whose items the replacement history holds (each item once), and
         the history's items that no live message holds."""
         pool = Counter(_json(item) for item in history)
         kept = set()
-        for message_id, live in self.live.items():
-            wanted = Counter(live.items)
-            if live.items and all(pool[text] >= n for text, n in wanted.items()):
+        for message_id, _, items in self.index.each_live():
+            wanted = Counter(items)
+            if items and all(pool[text] >= n for text, n in wanted.items()):
                 kept.add(message_id)
                 pool -= wanted
         added = []
@@ -433,32 +439,28 @@ class _Rollout:
     def _newest_user_messages(self) -> set[str]:
         kept: set[str] = set()
         budget = COMPACT_USER_TOKENS
-        for message_id, live in reversed(self.live.items()):
-            if live.turn:
-                if live.tokens > budget:
-                    break
-                budget -= live.tokens
-                kept.add(message_id)
+        for message_id, tokens in self.index.turns_newest_first():
+            if tokens > budget:
+                break
+            budget -= tokens
+            kept.add(message_id)
         return kept
 
     def _roll_back(self, turns: int, key: str, time: datetime | None) -> None:
         """Codex drops the newest `turns` user turns from the model's history: they leave the
         live context (and stay in the log)."""
-        ids = list(self.live)
-        starts = [n for n, message_id in enumerate(ids) if self.live[message_id].turn]
-        if not starts:
+        found = self.index.newest_turns(turns)
+        if found is None:
             return
-        first = starts[-min(turns, len(starts))]
-        dropped = tuple(ids[first:])
+        after, dropped = found
         payload: Payload
-        if first == 0:
-            payload = SessionCleared(cleared_message_ids=dropped, reason="thread_rolled_back")
-        else:
-            payload = MessagesReverted(
-                after_message_id=ids[first - 1], reverted_message_ids=dropped
+        if after is None:
+            payload = SessionCleared(
+                cleared_message_ids=tuple(dropped), reason="thread_rolled_back"
             )
-        for message_id in dropped:
-            del self.live[message_id]
+        else:
+            payload = MessagesReverted(after_message_id=after, reverted_message_ids=tuple(dropped))
+        self.index.leave(dropped)
         self._add(f"{key}.rollback", payload, time)
 
     def finish(self, name: str | None) -> Transcript:
@@ -469,8 +471,7 @@ class _Rollout:
         if source_id is None:
             raise ImportRefused("the rollout names no session id (no session_meta line)")
         self.out.source_id = source_id
-        self.out.live_messages = len(self.live)
-        self.out.live_tokens = sum(live.tokens for live in self.live.values())
+        self.out.live_messages, self.out.live_tokens = self.index.live_figures()
         return self.out
 
 

@@ -497,3 +497,36 @@ def test_an_import_says_the_figures_its_sessions_fold_to(
         figures = (imported.events, imported.live_messages, imported.live_tokens)
         assert figures == (session.version, len(session.context().messages), session.tokens)
     assert len(first.sessions) == len(again.sessions) >= 1
+
+
+CODEX_MESSAGES = 40_000
+CODEX_ID = 1_000
+CODEX_HEADROOM = 32 << 20
+"""Messages with long item ids: kept as the keys taken and the live messages' ids in a set and
+a dict, they take some 45 MB more than the small fixture's import; off the heap, some 20 (what
+the store's side of an import takes above the small fixture's, whatever the length)."""
+
+
+def codex_messages(lines: int) -> Iterator[str]:
+    """A Codex rollout: its meta, then user messages, each with its own long item id."""
+    meta = {"id": "0199a3f2-6c1e-7b40-9d2a-51e8c3b7a699", "timestamp": "2025-10-02T09:14:00Z"}
+    yield json.dumps({"type": "session_meta", "payload": meta}) + "\n"
+    for n in range(1, lines):
+        content = [{"type": "input_text", "text": "hi"}]
+        item = {"type": "message", "role": "user", "id": f"{n:0{CODEX_ID}d}", "content": content}
+        yield json.dumps({"type": "response_item", "payload": item}) + "\n"
+
+
+def test_what_the_codex_reader_remembers_of_each_line_does_not_grow_with_the_file(
+    tmp_path: Path,
+) -> None:
+    cap = small_import_peak(tmp_path) + CODEX_HEADROOM
+    folder = tmp_path / "short"
+    folder.mkdir()
+    (folder / "rollout.jsonl").write_text("".join(codex_messages(CODEX_MESSAGES)))
+
+    result = import_under_a_cap(folder, tmp_path / "short.db", cap)
+
+    session = "codex-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a699"
+    assert (result["created"], result["skipped"]) == ([session], [])
+    assert result["events"] == {session: 2 + CODEX_MESSAGES}
