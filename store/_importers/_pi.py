@@ -63,6 +63,8 @@ from events import (
 from events._arguments import brief
 from store._errors import ImportRefused
 from store._importers._common import Json, at_line, message_tokens
+from store._importers._pi_index import Node as _Node
+from store._importers._pi_index import SessionIndex
 from store._importers._pi_messages import (
     PI,
     Dropped,
@@ -101,47 +103,24 @@ def pi_transcript(lines: Iterable[str], encoding: str, *, spool: bool = False) -
     skipped and reported. `ImportRefused` when the first line is not a pi session header, or
     nothing follows it. `spool`: the entries go to a temporary file, not memory (`Spool`)."""
     reader = _Reader(encoding, spool=spool)
-    for number, text in enumerate(lines, start=1):
-        reader.read(number, text)
-    return reader.finish()
-
-
-@dataclass(slots=True)
-class _Node:
-    """An entry of the session tree and what the model is sent for it (`message`; a
-    compaction's is its summary)."""
-
-    key: str
-    parent: str | None
-    message: int | None = None  # where the transcript holds the entry that holds it
-    compaction: bool = False
-    first_kept: str | None = None
-    summarizer: str = SUMMARIZER
-
-
-@dataclass(frozen=True, slots=True)
-class _Live:
-    """A live message: the entry it stands for, and its tokens."""
-
-    node: str
-    tokens: int
+    try:
+        for number, text in enumerate(lines, start=1):
+            reader.read(number, text)
+        return reader.finish()
+    finally:
+        reader.index.close()
 
 
 @dataclass(slots=True)
 class _Reader:
     """The walk through the file: the tree so far, the branch the last entry is on, and the
-    live context (always pi's context for that branch)."""
+    live context (always pi's context for that branch), all three in `index`."""
 
     encoding: str
     spool: bool = False
     transcript: Transcript | None = None
     json_lines: int = 0  # JSON lines so far: what a legacy firstKeptEntryIndex counts
-    key_at_index: dict[int, str] = field(default_factory=dict)
-    nodes: dict[str, _Node] = field(default_factory=dict)
-    path: list[str] = field(default_factory=list)  # root -> the last entry read
-    live: dict[str, _Live] = field(default_factory=dict)  # message id -> ..., in context order
-    reentries: dict[str, int] = field(default_factory=dict)
-    keys: set[str] = field(default_factory=set)
+    index: SessionIndex = field(default_factory=SessionIndex)  # the tree, path, live context
     last: str | None = None  # the last entry read: a legacy entry's parent
     model_seen: bool = False
 
@@ -192,14 +171,12 @@ class _Reader:
         if kind == "session":  # a second header (an old pi wrote one on some resumes)
             return self._record(self._fresh(f"line-{number}"), "pi.session", value, time)
         key, parent = self._place(value, number)
-        if parent != (self.path[-1] if self.path else None):
-            self.path = self._branch(parent)
+        if parent != self.index.last:
+            self.index.branch(parent)
             self._reconcile(f"{key}:branch", time)
-        node = _Node(key, parent)
-        self.nodes[key] = node
-        self.keys.add(key)
-        self.key_at_index[index] = key
-        self.path.append(key)
+        node = _Node(key, parent, SUMMARIZER)
+        self.index.add(node, index)
+        self.index.take(key)
         self.last = key
         if kind == "message":
             self._message(node, value, number, time)
@@ -223,19 +200,12 @@ class _Reader:
         key, parent = value["id"], value.get("parentId")
         if not isinstance(key, str) or not key:
             raise ImportRefused("an entry's 'id' is not a non-empty string", number)
-        if key in self.keys:
+        if self.index.taken(key):
             raise ImportRefused(f"entry id {brief(key)} is used twice", number)
         if parent is not None and not isinstance(parent, str):
             raise ImportRefused("an entry's 'parentId' is not a string", number)
-        return key, parent if parent in self.nodes else None  # pi: a lost parent ends the path
-
-    def _branch(self, parent: str | None) -> list[str]:
-        """The path from the root to `parent`: the branch the entry continues."""
-        path: list[str] = []
-        while parent is not None and parent not in path:
-            path.append(parent)
-            parent = self.nodes[parent].parent
-        return path[::-1]
+        known = parent is not None and self.index.known(parent)
+        return key, parent if known else None  # pi: a lost parent ends the path
 
     def _message(self, node: _Node, value: Json, number: int, time: datetime | None) -> None:
         built = pi_message(value, node.key, self.encoding, number)
@@ -263,20 +233,21 @@ class _Reader:
             raise ImportRefused("a compaction has no string 'summary'", number)
         first_kept = value.get("firstKeptEntryId")
         if "firstKeptEntryId" not in value and isinstance(value.get("firstKeptEntryIndex"), int):
-            first_kept = self.key_at_index.get(value["firstKeptEntryIndex"])
+            first_kept = self.index.key_at_index(value["firstKeptEntryIndex"])
         message = summary_message(value, node.key, summary, self.encoding)
         node.compaction = True
         node.first_kept = first_kept if isinstance(first_kept, str) else None
         node.summarizer = "pi extension" if value.get("fromHook") is True else SUMMARIZER
-        kept = set(self._desired())
-        replaced = tuple(i for i, live in self.live.items() if live.node not in kept)
-        boundary = next((i for i, live in self.live.items() if live.node in kept), message.id)
-        before = sum(live.tokens for live in self.live.values())
-        freed = sum(self.live[i].tokens for i in replaced)
+        self.index.save(node)
+        self.index.desire()
+        replaced, freed = self.index.not_desired()
+        first = self.index.first_desired()
+        boundary = message.id if first is None else first[0]
+        before = self.index.live_figures()[1]
         compaction = ContextCompacted(
             summary=message,
             first_kept_message_id=boundary,
-            replaced_message_ids=replaced,
+            replaced_message_ids=tuple(replaced),
             tokens_before=before,
             tokens_after=before - freed + message_tokens(message),
             reason="before_llm_call",  # pi does not record what started it
@@ -286,61 +257,48 @@ class _Reader:
             node.message = self._add(node.key, compaction, time)
         except Exception:
             node.compaction = False  # skipped at its line: no summary to send again
+            self.index.save(node)
             raise
-        order = [(i, live) for i, live in self.live.items() if i not in replaced]
-        cut = next((n for n, (i, _) in enumerate(order) if i == boundary), len(order))
-        order.insert(cut, (message.id, _Live(node.key, message_tokens(message))))
-        self.live = dict(order)
+        self.index.save(node)
+        self.index.leave(replaced)
+        if first is None:
+            self.index.live(message.id, node.key, message_tokens(message))
+        else:
+            self.index.live_at(first[1], message.id, node.key, message_tokens(message))
         self._reconcile(f"{node.key}:kept", time)
-
-    def _desired(self) -> list[str]:
-        """pi's `buildSessionContext` for the current path: the entries whose messages it
-        sends, in order (a compaction stands for its summary)."""
-        path, nodes = self.path, self.nodes
-        last = next((n for n in range(len(path) - 1, -1, -1) if nodes[path[n]].compaction), None)
-        if last is None:
-            return [key for key in path if nodes[key].message is not None]
-        first_kept = nodes[path[last]].first_kept
-        start = path.index(first_kept) if first_kept in path[:last] else last
-        kept = [k for k in path[start:last] if nodes[k].message and not nodes[k].compaction]
-        return [path[last], *kept, *(k for k in path[last + 1 :] if nodes[k].message)]
 
     def _reconcile(self, key: str, time: datetime | None) -> None:
         """Make the live context pi's for the current path: what follows the longest prefix
         they share leaves it, and what pi sends after that prefix is appended (again)."""
-        desired, live = self._desired(), list(self.live.items())
-        common = 0
-        while common < min(len(desired), len(live)) and live[common][1].node == desired[common]:
-            common += 1
-        gone = tuple(message_id for message_id, _ in live[common:])
-        if gone:
+        self.index.desire()
+        common, before, cut = self.index.shared()
+        if cut is not None:
+            gone = tuple(self.index.live_from(cut))
             payload: Payload
-            if common:
-                payload = MessagesReverted(
-                    after_message_id=live[common - 1][0], reverted_message_ids=gone
-                )
+            if before is not None:
+                payload = MessagesReverted(after_message_id=before, reverted_message_ids=gone)
             else:
                 payload = SessionCleared(
                     cleared_message_ids=gone, reason="pi: branch from the start"
                 )
             self._add(self._fresh(key), payload, time)
-            for message_id in gone:
-                del self.live[message_id]
-        for entry in desired[common:]:
-            self._reenter(self.nodes[entry], time)
+            self.index.leave_from(cut)
+        for entry in self.index.desired_from(common):
+            self._reenter(self.index.node(entry), time)
 
     def _reenter(self, node: _Node, time: datetime | None) -> None:
         """A message of the path that is not live (it was reverted or replaced on another
         branch) appended again, as a new message `<id>@<n>`."""
         assert node.message is not None
-        count = self.reentries[node.key] = self.reentries.get(node.key, 0) + 1
-        key = self._fresh(f"{node.key}@{count}")
+        node.reentries += 1
+        self.index.save(node)
+        key = self._fresh(f"{node.key}@{node.reentries}")
         message = renamed(self._message_of(node.message), key)
         tokens = message_tokens(message)
         if not node.compaction:
             self._add(key, MessageAppended(message=message), time)
         else:
-            before = sum(live.tokens for live in self.live.values())
+            before = self.index.live_figures()[1]
             self._add(
                 key,
                 ContextCompacted(
@@ -354,11 +312,12 @@ class _Reader:
                 ),
                 time,
             )
-        self.live[message.id] = _Live(node.key, tokens)
+        self.index.live(message.id, node.key, tokens)
 
     def _append(self, node: _Node, message: Message, time: datetime | None) -> None:
         node.message = self._add(node.key, MessageAppended(message=message), time)
-        self.live[message.id] = _Live(node.key, message_tokens(message))
+        self.index.save(node)
+        self.index.live(message.id, node.key, message_tokens(message))
 
     def _remember(self, value: Json) -> None:
         """What a record says about the session as a whole: its name, its first model."""
@@ -378,7 +337,7 @@ class _Reader:
     def _add(self, key: str, payload: Payload, time: datetime | None) -> int:
         canonical_json(payload.model_dump(mode="json"))  # a NaN, say, fails at its line
         assert self.transcript is not None
-        self.keys.add(key)
+        self.index.take(key)
         return self.transcript.add(key, payload, time)
 
     def _message_of(self, position: int) -> Message:
@@ -394,17 +353,16 @@ class _Reader:
     def _fresh(self, key: str) -> str:
         """`key`, or it with `~` added until no entry of the file uses it (the source's ids
         are free text)."""
-        while key in self.keys:
+        while self.index.taken(key):
             key += "~"
         return key
 
     def finish(self) -> Transcript:
         if self.transcript is None:
             raise ImportRefused("not a pi session: the file is empty")
-        if not self.nodes:
+        if not self.index.any_node():
             raise ImportRefused("the pi session holds no entries")
-        self.transcript.live_messages = len(self.live)
-        self.transcript.live_tokens = sum(live.tokens for live in self.live.values())
+        self.transcript.live_messages, self.transcript.live_tokens = self.index.live_figures()
         return self.transcript
 
 

@@ -530,3 +530,37 @@ def test_what_the_codex_reader_remembers_of_each_line_does_not_grow_with_the_fil
     session = "codex-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a699"
     assert (result["created"], result["skipped"]) == ([session], [])
     assert result["events"] == {session: 2 + CODEX_MESSAGES}
+
+
+PI_ENTRIES = 30_000
+PI_ID = 1_000
+PI_HEADROOM = 32 << 20
+"""Entries with long ids: kept as the tree, the path, the keys taken and the live messages in
+dicts, sets and lists, they take some 70 MB more than the small fixture's import; off the
+heap, some 20 (what the store's side of an import takes above the small fixture's)."""
+
+
+def pi_entries(entries: int) -> Iterator[str]:
+    """A pi session: its header, then user messages, each the child of the last and with its
+    own long id."""
+    yield header("6a0e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10") + "\n"
+    parent = None
+    for n in range(1, entries):
+        entry = f"{n:0{PI_ID}d}"
+        yield said(entry, parent, "user", "hi") + "\n"
+        parent = entry
+
+
+def test_what_the_pi_reader_remembers_of_each_line_does_not_grow_with_the_file(
+    tmp_path: Path,
+) -> None:
+    cap = small_import_peak(tmp_path) + PI_HEADROOM
+    folder = tmp_path / "short"
+    folder.mkdir()
+    (folder / "session.jsonl").write_text("".join(pi_entries(PI_ENTRIES)))
+
+    result = import_under_a_cap(folder, tmp_path / "short.db", cap)
+
+    session = "pi-6a0e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
+    assert (result["created"], result["skipped"]) == ([session], [])
+    assert result["events"] == {session: 2 + PI_ENTRIES}
