@@ -54,6 +54,33 @@ def temporary_database(schema: str) -> sqlite3.Connection:
     return db
 
 
+class TakenKeys:
+    """The keys an import has taken, in the `taken (key TEXT PRIMARY KEY)` table of a
+    `temporary_database`: held a batch at a time, then written in one statement, so a file of
+    any length costs memory for one batch."""
+
+    BATCH = 1_000
+    """Keys held before they are written (a thousand: an item id can be long)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._taking: set[str] = set()
+
+    def take(self, key: str) -> None:
+        self._taking.add(key)
+        if len(self._taking) >= self.BATCH:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO taken VALUES (?)", ((k,) for k in self._taking)
+            )
+            self._taking.clear()
+
+    def __contains__(self, key: str) -> bool:
+        if key in self._taking:
+            return True
+        found = self._db.execute("SELECT 1 FROM taken WHERE key = ?", (key,)).fetchone()
+        return found is not None
+
+
 class LineIndex:
     """A file's index, shared by its readers; `close` deletes it."""
 

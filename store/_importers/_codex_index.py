@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from store._importers._claude_code_index import temporary_database
+from store._importers._claude_code_index import TakenKeys, temporary_database
 
 _SCHEMA = """
 CREATE TABLE taken (key TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -25,16 +25,13 @@ CREATE TABLE item (position INT, digest BLOB);
 CREATE INDEX item_position ON item (position);
 """
 
-_BATCH = 1_000
-"""Keys held before they are written, in one statement (a thousand: an item id can be long)."""
-
 
 class RolloutIndex:
     """One rollout's index; `close` deletes it."""
 
     def __init__(self) -> None:
         self._db = temporary_database(_SCHEMA)
-        self._taking: set[str] = set()
+        self._keys = TakenKeys(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -42,18 +39,10 @@ class RolloutIndex:
     # keys
 
     def take(self, key: str) -> None:
-        self._taking.add(key)
-        if len(self._taking) >= _BATCH:
-            self._db.executemany(
-                "INSERT OR IGNORE INTO taken VALUES (?)", ((k,) for k in self._taking)
-            )
-            self._taking.clear()
+        self._keys.take(key)
 
     def taken(self, key: str) -> bool:
-        if key in self._taking:
-            return True
-        found = self._db.execute("SELECT 1 FROM taken WHERE key = ?", (key,)).fetchone()
-        return found is not None
+        return key in self._keys
 
     # tool calls
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from store._importers._claude_code_index import temporary_database
+from store._importers._claude_code_index import TakenKeys, temporary_database
 
 _SCHEMA = """
 CREATE TABLE taken (key TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -53,7 +53,7 @@ class SessionIndex:
 
     def __init__(self) -> None:
         self._db = temporary_database(_SCHEMA)
-        self._taking: set[str] = set()
+        self._keys = TakenKeys(self._db)
         self.depth = 0  # the path's length
         self.last: str | None = None  # the path's last entry
 
@@ -63,18 +63,10 @@ class SessionIndex:
     # keys
 
     def take(self, key: str) -> None:
-        self._taking.add(key)
-        if len(self._taking) >= _BATCH:
-            self._db.executemany(
-                "INSERT OR IGNORE INTO taken VALUES (?)", ((k,) for k in self._taking)
-            )
-            self._taking.clear()
+        self._keys.take(key)
 
     def taken(self, key: str) -> bool:
-        if key in self._taking:
-            return True
-        found = self._db.execute("SELECT 1 FROM taken WHERE key = ?", (key,)).fetchone()
-        return found is not None
+        return key in self._keys
 
     # the tree
 
