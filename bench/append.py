@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from events import (
+from sessionstore import SessionStore
+from sessionstore.events import (
     Message,
     MessageAppended,
     NewEvent,
@@ -22,7 +23,6 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from store import SessionStore
 
 
 def message_mix(count: int) -> list[MessageAppended]:

@@ -1,6 +1,6 @@
 """What an awaited append costs, run by hand: `python -m bench.async_face [--rows N]`.
 
-The figures behind `store._async`'s choice of worker threads over an async driver. On one
+The figures behind `sessionstore.aio._async`'s choice of worker threads over an async driver. On one
 SQLite file each (WAL, `synchronous=NORMAL`, as the store opens it), the median of N calls
 made one after another:
 - `Session.append_user` called directly, and `AsyncSession.append_user` awaited (the same
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from store import AsyncSessionStore, SessionStore
+from sessionstore import AsyncSessionStore, SessionStore
 
 ROWS = sa.table("rows", sa.column("id", sa.Integer), sa.column("body", sa.Text))
 CREATE = "CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT)"

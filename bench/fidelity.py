@@ -8,8 +8,8 @@ a strategy's drop (a marker in place of the messages) counts as a compaction.
 Replays long sessions message by message into fresh sessions with the default settings, at
 32k, 64k and 128k windows, as an agent loop would: `before_llm_call()` before each assistant
 message (whose usage then says what was sent), `after_tool_result()` after each tool result.
-The sessions: the demo's scripted agent (`store._scripted`, 50 turns, seed 7), and a Claude
-Code transcript and a Codex rollout from `bench/fixtures/` (written by
+The sessions: the demo's scripted agent (`sessionstore.cli._scripted`, 50 turns, seed 7), and a
+Claude Code transcript and a Codex rollout from `bench/fixtures/` (written by
 `bench.make_fixtures`), imported through `SessionStore.import_session` like real ones.
 
 At every compaction it measures (`bench.fidelity_measure`) how many of the user's requests,
@@ -43,7 +43,9 @@ from unittest import mock
 from bench.fidelity_measure import Kept, context_text, kept
 from bench.make_fixtures import CLAUDE_CODE_FILE, CODEX_FILE, FIXTURES
 from bench.report import machine, write_json
-from events import (
+from sessionstore import Session, SessionStore
+from sessionstore.cli._scripted import coding_session
+from sessionstore.events import (
     ContextCompacted,
     Message,
     MessageAppended,
@@ -54,9 +56,7 @@ from events import (
     ToolResultPart,
     Usage,
 )
-from projections import ArtifactFold, LiveToolResult
-from store import Session, SessionStore
-from store._scripted import coding_session
+from sessionstore.projections import ArtifactFold, LiveToolResult
 
 WINDOWS = (32_000, 64_000, 128_000)
 SCRIPTED_TURNS = 50
@@ -198,7 +198,7 @@ def repeatable(seed: int) -> Iterator[SessionStoreFactory]:
     def store(url: str) -> SessionStore:
         return SessionStore(url, clock=_Clock())
 
-    with mock.patch("events._ids.uuid7", uuid7):
+    with mock.patch("sessionstore.events._ids.uuid7", uuid7):
         yield store
 
 

@@ -13,8 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from events import NativePart, ReasoningPart, TextPart, ToolCallPart
-from projections import ArtifactTrail, ErrorSeen, LiveMessage, LiveToolResult, native_text
+from sessionstore.events import NativePart, ReasoningPart, TextPart, ToolCallPart
+from sessionstore.projections import (
+    ArtifactTrail,
+    ErrorSeen,
+    LiveMessage,
+    LiveToolResult,
+    native_text,
+)
 
 REQUEST_CHARS = 80
 

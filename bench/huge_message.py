@@ -34,7 +34,7 @@ from typing import Any
 import sqlalchemy as sa
 import tiktoken
 
-from store import SessionStore
+from sessionstore import SessionStore
 
 POSTGRES_URL = os.environ.get(
     "SESSIONSTORE_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -44,19 +44,19 @@ LETTERS = bytes(ord(string.ascii_lowercase[n % 26]) for n in range(256))
 """Random bytes to random lowercase letters."""
 
 STAGES = [
-    ("size check", "store._session", "check_text_size"),
-    ("cut by bytes", "store._session", "truncate"),
-    ("encode", "store._append", "encode_event"),
-    ("check text", "events._bodies", "check_text"),
-    ("sha256", "events._bodies", "digest_of"),
-    ("pack (zlib)", "store._append", "pack_all"),
-    ("write", "store._sql", "SqlRecorder.write"),
-    ("write", "store._sqlite", "SqliteRecorder.write"),
-    ("write", "store._postgres", "PostgresRecorder.write"),
-    ("fold", "projections._fold", "ContextFold.apply"),
-    ("after append", "store._log", "EventLog.after_append"),
-    ("unpack", "store._bodies", "unpack"),
-    ("unpack exact", "store._verify", "unpack_exact"),
+    ("size check", "sessionstore.session._session", "check_text_size"),
+    ("cut by bytes", "sessionstore.session._session", "truncate"),
+    ("encode", "sessionstore.log._append", "encode_event"),
+    ("check text", "sessionstore.events._bodies", "check_text"),
+    ("sha256", "sessionstore.events._bodies", "digest_of"),
+    ("pack (zlib)", "sessionstore.log._append", "pack_all"),
+    ("write", "sessionstore.storage._sql", "SqlRecorder.write"),
+    ("write", "sessionstore.storage._sqlite", "SqliteRecorder.write"),
+    ("write", "sessionstore.storage._postgres", "PostgresRecorder.write"),
+    ("fold", "sessionstore.projections._fold", "ContextFold.apply"),
+    ("after append", "sessionstore.log._log", "EventLog.after_append"),
+    ("unpack", "sessionstore.log._bodies", "unpack"),
+    ("unpack exact", "sessionstore.log._verify", "unpack_exact"),
 ]
 
 

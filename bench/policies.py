@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from bench.agent_session import coding_session, drive
-from store import SessionStore
-from store._tokens import count
+from sessionstore import SessionStore
+from sessionstore.context._tokens import count
 
 
 def _ms(seconds: list[float]) -> str:

@@ -25,9 +25,9 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bench.append import message_mix
-from events import ContextCompacted, Message, OutputsPruned, TextPart
-from projections import Context, LiveToolResult
-from store import Session, SessionStore
+from sessionstore import Session, SessionStore
+from sessionstore.events import ContextCompacted, Message, OutputsPruned, TextPart
+from sessionstore.projections import Context, LiveToolResult
 
 
 def build(store: SessionStore, events: int, managed: bool) -> str:

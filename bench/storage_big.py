@@ -25,7 +25,7 @@ from typing import Any
 from bench.peers._aio import Loop
 from bench.storage_sqlite import bytes_on_disk, peer_missing
 from bench.storage_table import OURS, PEER, Row, fmt
-from store import SessionStore, SessionStoreError, ToolCall
+from sessionstore import SessionStore, SessionStoreError, ToolCall
 
 CALL = "call_big_output"
 ASK = "Run the whole test suite and show me the full log."

@@ -108,7 +108,7 @@ def _prepare(scratch: sa.URL) -> None:
     """Our schema (migrated now, not by eight writers at once) and the raw table."""
     import psycopg
 
-    from store import SessionStore
+    from sessionstore import SessionStore
 
     SessionStore(scratch.render_as_string(hide_password=False)).close()
     with psycopg.connect(_conninfo(scratch)) as conn:
@@ -195,7 +195,7 @@ def _endless(seed: int) -> Iterator[Msg]:
 
 
 def _ours(url: str, session_id: str) -> tuple[Append, Callable[[], None]]:
-    from store import SessionStore
+    from sessionstore import SessionStore
 
     store = SessionStore(url)
     adapter = SessionStoreNormal()  # its `append`: one Session call per message

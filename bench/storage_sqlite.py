@@ -46,7 +46,7 @@ from bench.mix import messages
 from bench.peers.openai_sqlite import AgentsSQLiteSession
 from bench.peers.ours import SessionStoreFull
 from bench.storage_table import OURS, PEER, RAW, Row
-from store import SessionStore
+from sessionstore import SessionStore
 
 SESSION = "storage"
 RAW_BODIES = "raw+bodies"

@@ -220,7 +220,7 @@ def managed_run(store: Store, folder: Path, cfg: Config, results: Results, log: 
     events, the head compacted every 300, as `bench.resume` does), resumed with its snapshots
     and folded from the first event."""
     from bench.resume import compact, prune
-    from store import Session
+    from sessionstore import Session
 
     path = folder / "sessionstore-managed.db"
     store.open(path)

@@ -4,9 +4,36 @@ Pure data and pure functions: no I/O, no database. Everything here can be used t
 before they reach a store, and to read and check them after.
 """
 
-from events._canonical import GENESIS_HASH, canonical_json, event_hash, format_timestamp
-from events._chain import ChainLink, ChainReport, verify_chain
-from events._codec import (
+from sessionstore.events._arguments import (
+    ArgumentModel,
+    brief,
+    describe_validation_error,
+    described,
+)
+from sessionstore.events._bodies import (
+    CONTENT_EVENTS,
+    REFERENCE_HINT,
+    Body,
+    body_digests,
+    digest_of,
+    envelope_digests,
+    header_digests,
+    join_bodies,
+    part_digests,
+    split_bodies,
+    value_text,
+)
+from sessionstore.events._canonical import (
+    GENESIS_HASH,
+    canonical_json,
+    check_json_value,
+    check_text,
+    event_hash,
+    format_timestamp,
+    hashed_json,
+)
+from sessionstore.events._chain import ChainLink, ChainReport, verify_chain
+from sessionstore.events._codec import (
     MODELS,
     UPCASTERS,
     Upcasters,
@@ -15,17 +42,40 @@ from events._codec import (
     encode_payload,
     parse_payload,
 )
-from events._compression import CompressionConfig, Direction, Strategy, ToolLimits
-from events._envelope import NewEvent, RecordedEvent
-from events._errors import (
-    InvalidArgument,
-    InvalidEvent,
-    SessionStoreError,
-    UnknownEventType,
-    UnsupportedSchemaVersion,
+from sessionstore.events._compression import (
+    CompressionConfig,
+    Direction,
+    SelectiveKind,
+    SelectiveRule,
+    Strategy,
+    ToolLimits,
 )
-from events._ids import new_id, uuid7
-from events._messages import (
+from sessionstore.events._envelope import NewEvent, RecordedEvent
+from sessionstore.events._errors import (
+    CompactionError,
+    ConcurrencyError,
+    DatabaseUnavailable,
+    IdempotencyError,
+    ImportRefused,
+    InvalidArgument,
+    InvalidCheckpoint,
+    InvalidEvent,
+    InvalidReplayPoint,
+    InvalidSessionId,
+    NotInContext,
+    PayloadTooLarge,
+    SchemaMismatch,
+    SessionExists,
+    SessionStoreError,
+    UnknownEncoding,
+    UnknownEventType,
+    UnknownSession,
+    UnsupportedSchemaVersion,
+    one_line,
+)
+from sessionstore.events._gc import collection_paused
+from sessionstore.events._ids import new_id, uuid7
+from sessionstore.events._messages import (
     ANTHROPIC,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
@@ -43,7 +93,8 @@ from events._messages import (
     Truncation,
     Usage,
 )
-from events._payloads import (
+from sessionstore.events._payloads import (
+    REDACTED_PREFIX,
     CompactionReason,
     CompressionChanged,
     ContentRedacted,
@@ -65,27 +116,42 @@ from events._payloads import (
     SessionCleared,
     SessionStarted,
     StateChanged,
+    redaction_placeholder,
 )
+from sessionstore.events._redaction import redacted
 
 __all__ = [
     "ANTHROPIC",
+    "CONTENT_EVENTS",
     "GENESIS_HASH",
     "MODELS",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
+    "REDACTED_PREFIX",
+    "REFERENCE_HINT",
     "UPCASTERS",
+    "ArgumentModel",
+    "Body",
     "ChainLink",
     "ChainReport",
+    "CompactionError",
     "CompactionReason",
     "CompressionChanged",
     "CompressionConfig",
+    "ConcurrencyError",
     "ContentRedacted",
     "ContextCompacted",
+    "DatabaseUnavailable",
     "Direction",
     "EventPayload",
     "FilePart",
+    "IdempotencyError",
+    "ImportRefused",
     "InvalidArgument",
+    "InvalidCheckpoint",
     "InvalidEvent",
+    "InvalidReplayPoint",
+    "InvalidSessionId",
     "Message",
     "MessageAppended",
     "MessagePinned",
@@ -97,18 +163,24 @@ __all__ = [
     "Native",
     "NativePart",
     "NewEvent",
+    "NotInContext",
     "OutputsPruned",
     "OutputsRestored",
     "Part",
     "PartsPreviewed",
     "Payload",
+    "PayloadTooLarge",
     "Preview",
     "ReasoningPart",
     "Record",
     "RecordAppended",
     "RecordedEvent",
     "Role",
+    "SchemaMismatch",
+    "SelectiveKind",
+    "SelectiveRule",
     "SessionCleared",
+    "SessionExists",
     "SessionStarted",
     "SessionStoreError",
     "StateChanged",
@@ -118,18 +190,38 @@ __all__ = [
     "ToolLimits",
     "ToolResultPart",
     "Truncation",
+    "UnknownEncoding",
     "UnknownEventType",
+    "UnknownSession",
     "UnsupportedSchemaVersion",
     "Upcasters",
     "Usage",
+    "body_digests",
+    "brief",
     "canonical_json",
+    "check_json_value",
+    "check_text",
+    "collection_paused",
     "decode_payload",
     "decode_payload_json",
+    "describe_validation_error",
+    "described",
+    "digest_of",
     "encode_payload",
+    "envelope_digests",
     "event_hash",
     "format_timestamp",
+    "hashed_json",
+    "header_digests",
+    "join_bodies",
     "new_id",
+    "one_line",
     "parse_payload",
+    "part_digests",
+    "redacted",
+    "redaction_placeholder",
+    "split_bodies",
     "uuid7",
+    "value_text",
     "verify_chain",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from events._errors import InvalidArgument
+from sessionstore.events._errors import InvalidArgument
 
 _MAX_BRIEF = 80
 _MAX_WHERE = 80

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from events._canonical import canonical_json, check_text
+from sessionstore.events._canonical import canonical_json, check_text
 
 REFERENCE_KEY = "sha256"
 REFERENCE_HINT = f'"{REFERENCE_KEY}":'

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from events._errors import InvalidEvent
+from sessionstore.events._errors import InvalidEvent
 
 GENESIS_HASH = "0" * 64
 """The `prev_hash` of a session's first event."""

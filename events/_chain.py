@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from events._canonical import GENESIS_HASH, event_hash, hashed_json
-from events._errors import InvalidEvent
+from sessionstore.events._canonical import GENESIS_HASH, event_hash, hashed_json
+from sessionstore.events._errors import InvalidEvent
 
 
 @dataclass(frozen=True, slots=True)

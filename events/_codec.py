@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from events._arguments import brief, describe_validation_error
-from events._canonical import canonical_json
-from events._errors import InvalidEvent, UnknownEventType, UnsupportedSchemaVersion
-from events._payloads import PAYLOAD_TYPES, Payload
+from sessionstore.events._arguments import brief, describe_validation_error
+from sessionstore.events._canonical import canonical_json
+from sessionstore.events._errors import InvalidEvent, UnknownEventType, UnsupportedSchemaVersion
+from sessionstore.events._payloads import PAYLOAD_TYPES, Payload
 
 JsonObject = dict[str, Any]
 Upcaster = Callable[[JsonObject], JsonObject]

@@ -31,7 +31,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
-from events._arguments import ArgumentModel
+from sessionstore.events._arguments import ArgumentModel
 
 Direction = Literal["head", "tail"]
 Strategy = Literal[
@@ -43,7 +43,8 @@ Strategy = Literal[
     "tool_blocks",
     "key_events",
 ]
-"""How an automatic check gets an overflowing context back under the limit (`store._strategies`):
+"""How an automatic check gets an overflowing context back under the limit
+(`sessionstore.context`):
 `incremental` prunes old outputs, then folds the head into the merged summary (the default);
 `sliding_window` keeps the system prompt, pinned messages and the newest messages; `importance`
 drops the lowest-scored blocks first; `adaptive` picks by pressure: below
@@ -75,7 +76,8 @@ class ToolLimits(ArgumentModel):
 SelectiveKind = Literal[
     "tool_results", "skill_prompts", "assistant", "skill_metadata", "user", "summaries", "system"
 ]
-"""The item types `selective` tells apart (`store._strategies.selective_kind` sorts blocks):
+"""The item types `selective` tells apart (`selective_kind` of
+`sessionstore.context` sorts blocks):
 
 - `tool_results`: tool outputs, pruned in place (a placeholder, the original restorable), as a
   prune does; older turns' reasoning is cleared with them. The call stays, so this is the one

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from events._arguments import brief, described
-from events._codec import parse_payload
-from events._errors import InvalidEvent
-from events._ids import new_id
-from events._payloads import Payload
+from sessionstore.events._arguments import brief, described
+from sessionstore.events._codec import parse_payload
+from sessionstore.events._errors import InvalidEvent
+from sessionstore.events._ids import new_id
+from sessionstore.events._payloads import Payload
 
 
 @dataclass(frozen=True, slots=True, init=False)

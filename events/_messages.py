@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from events._arguments import ArgumentModel
-from events._ids import new_id
+from sessionstore.events._arguments import ArgumentModel
+from sessionstore.events._ids import new_id
 
 Role = Literal["system", "user", "assistant", "tool"]
 TokenCount = Annotated[int | None, Field(default=None, ge=0)]

@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, JsonValue
 
-from events._messages import FrozenModel, Message, Record
+from sessionstore.events._messages import FrozenModel, Message, Record
 
 CompactionReason = Literal["before_llm_call", "after_tool", "manual"]
 PartIds = Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)]

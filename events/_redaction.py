@@ -2,13 +2,13 @@
 id, kind, call id and token counts, and says `[redacted: <reason>]` wherever it held content.
 
 The same placeholder is what reading a message whose bodies were deleted gives back
-(`events._bodies.join_bodies` with the placeholder for each deleted digest), so a live context
-folded before the redaction and a replay after it show the same thing.
+(`sessionstore.events._bodies.join_bodies` with the placeholder for each deleted digest), so a live
+context folded before the redaction and a replay after it show the same thing.
 """
 
 from __future__ import annotations
 
-from events._messages import (
+from sessionstore.events._messages import (
     FilePart,
     Message,
     Native,

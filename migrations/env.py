@@ -7,9 +7,7 @@ import logging.config
 
 from alembic import context
 
-from store._backends import open_recorder, resolve_url
-from store._schema import metadata
-from store._sql import WRITE
+from sessionstore.storage import WRITE, metadata, open_recorder, resolve_url
 
 config = context.config
 target_metadata = metadata

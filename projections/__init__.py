@@ -5,7 +5,7 @@ No I/O: everything a fold needs (token counts, the text the model was shown, tim
 recorded in the events, so replay gives the same context whatever code replays it.
 """
 
-from projections._artifacts import (
+from sessionstore.projections._artifacts import (
     ArtifactFold,
     ArtifactTrail,
     CommandRun,
@@ -14,24 +14,50 @@ from projections._artifacts import (
     TodoItem,
     UserRequest,
     artifact_trail,
+    is_injected_native,
+    is_injected_text,
 )
-from projections._context import Context, context_of, fold_events
-from projections._diff import ContextDiff, OutputChange, diff_contexts
-from projections._fold import PROJECTION, PROJECTION_VERSION, Change, ContextFold, PruneMark
-from projections._live import (
+from sessionstore.projections._context import Context, context_of, fold_events
+from sessionstore.projections._diff import ContextDiff, OutputChange, diff_contexts
+from sessionstore.projections._fold import (
+    PROJECTION,
+    PROJECTION_VERSION,
+    Change,
+    ContextFold,
+    EventRef,
+    PruneMark,
+    always_kept,
+)
+from sessionstore.projections._live import (
     FILE_TOKENS,
     LiveMessage,
     LiveToolResult,
     estimate_tokens,
     native_text,
+    stored_tokens,
 )
-from projections._outcomes import decisive_lines
-from projections._render import CONTINUED, INTERRUPTED, api_messages
-from projections._render_anthropic import to_anthropic
-from projections._render_openai import to_openai
-from projections._render_responses import to_responses
-from projections._timeline import TimelineRow, describe, timeline
-from projections._tool_map import (
+from sessionstore.projections._outcomes import decisive_lines
+from sessionstore.projections._preview import NOTICE, preview
+from sessionstore.projections._render import CONTINUED, INTERRUPTED, api_messages
+from sessionstore.projections._render_anthropic import to_anthropic
+from sessionstore.projections._render_openai import to_openai
+from sessionstore.projections._render_responses import to_responses
+from sessionstore.projections._snapshot import parse_snapshot
+from sessionstore.projections._summary import (
+    DECISION,
+    SUMMARY_MARKER,
+    StructuredSummary,
+    merge,
+    summary_from_trail,
+)
+from sessionstore.projections._summary_text import (
+    NOTES_SHARE,
+    parse_summary,
+    render_summary,
+    shorten,
+)
+from sessionstore.projections._timeline import TimelineRow, describe, timeline
+from sessionstore.projections._tool_map import (
     CLAUDE_CODE,
     CODEX,
     DEFAULT_TOOLS,
@@ -40,20 +66,25 @@ from projections._tool_map import (
     PI,
     ToolMap,
     ToolSpec,
+    intent_of,
 )
 
 __all__ = [
     "CLAUDE_CODE",
     "CODEX",
     "CONTINUED",
+    "DECISION",
     "DEFAULT_TOOLS",
     "FILE_TOKENS",
     "INTERRUPTED",
+    "NOTES_SHARE",
+    "NOTICE",
     "OPENAI_STYLE",
     "OPENCODE",
     "PI",
     "PROJECTION",
     "PROJECTION_VERSION",
+    "SUMMARY_MARKER",
     "ArtifactFold",
     "ArtifactTrail",
     "Change",
@@ -62,16 +93,19 @@ __all__ = [
     "ContextDiff",
     "ContextFold",
     "ErrorSeen",
+    "EventRef",
     "FileArtifact",
     "LiveMessage",
     "LiveToolResult",
     "OutputChange",
     "PruneMark",
+    "StructuredSummary",
     "TimelineRow",
     "TodoItem",
     "ToolMap",
     "ToolSpec",
     "UserRequest",
+    "always_kept",
     "api_messages",
     "artifact_trail",
     "context_of",
@@ -80,7 +114,18 @@ __all__ = [
     "diff_contexts",
     "estimate_tokens",
     "fold_events",
+    "intent_of",
+    "is_injected_native",
+    "is_injected_text",
+    "merge",
     "native_text",
+    "parse_snapshot",
+    "parse_summary",
+    "preview",
+    "render_summary",
+    "shorten",
+    "stored_tokens",
+    "summary_from_trail",
     "timeline",
     "to_anthropic",
     "to_openai",

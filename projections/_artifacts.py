@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from events import (
+from sessionstore.events import (
     ContentRedacted,
     Message,
     MessageAppended,
@@ -40,9 +40,9 @@ from events import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    redaction_placeholder,
 )
-from events._payloads import redaction_placeholder
-from projections._outcomes import (
+from sessionstore.projections._outcomes import (
     CommandKey,
     command_key,
     command_output,
@@ -50,7 +50,7 @@ from projections._outcomes import (
     exit_code,
     failed_by_its_output,
 )
-from projections._tool_map import DEFAULT_TOOLS, CallIntent, ToolMap, intent_of
+from sessionstore.projections._tool_map import DEFAULT_TOOLS, CallIntent, ToolMap, intent_of
 
 FileAction = Literal["read", "created", "modified", "deleted"]
 

@@ -8,15 +8,13 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from events import InvalidArgument, RecordedEvent
-from events._arguments import brief
-from events._gc import collection_paused
-from projections._fold import ContextFold
-from projections._live import LiveMessage
-from projections._render import APIS, api_messages, recorded_api, sent_tokens
-from projections._render_anthropic import to_anthropic
-from projections._render_openai import to_openai
-from projections._render_responses import to_responses
+from sessionstore.events import InvalidArgument, RecordedEvent, brief, collection_paused
+from sessionstore.projections._fold import ContextFold
+from sessionstore.projections._live import LiveMessage
+from sessionstore.projections._render import APIS, api_messages, recorded_api, sent_tokens
+from sessionstore.projections._render_anthropic import to_anthropic
+from sessionstore.projections._render_openai import to_openai
+from sessionstore.projections._render_responses import to_responses
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ class Context:
 
     def tokens_for(self, api: str) -> int:
         """Tokens of what the render for `api` (`ANTHROPIC`, `OPENAI_CHAT`, `OPENAI_RESPONSES`)
-        sends of this context; the rules are `projections._render.sent_tokens`'s."""
+        sends of this context; the rules are `sessionstore.projections._render.sent_tokens`'s."""
         if api not in APIS:
             raise InvalidArgument(f"no render for the API {brief(api)}; one of {', '.join(APIS)}")
         return self.tokens if api == self.api else sent_tokens(self.messages, api)

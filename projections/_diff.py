@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from projections._context import Context
-from projections._live import LiveMessage, LiveToolResult
+from sessionstore.projections._context import Context
+from sessionstore.projections._live import LiveMessage, LiveToolResult
 
 
 @dataclass(frozen=True, slots=True)

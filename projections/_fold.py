@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from events import (
+from sessionstore.events import (
     GENESIS_HASH,
     CompressionChanged,
     ContentRedacted,
@@ -45,11 +45,12 @@ from events import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    digest_of,
     format_timestamp,
+    redacted,
+    value_text,
 )
-from events._bodies import digest_of, value_text
-from events._redaction import redacted
-from projections._live import (
+from sessionstore.projections._live import (
     LiveMessage,
     LivePart,
     LiveToolResult,
@@ -59,8 +60,8 @@ from projections._live import (
     shown_result_tokens,
     stored_tokens,
 )
-from projections._preview import preview
-from projections._snapshot import SnapshotState, snapshot_digest
+from sessionstore.projections._preview import preview
+from sessionstore.projections._snapshot import SnapshotState, snapshot_digest
 
 PROJECTION = "context"
 PROJECTION_VERSION = 5

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from events import (
+from sessionstore.events import (
     FilePart,
     Native,
     NativePart,
@@ -79,7 +79,7 @@ class LiveMessage(FrozenModel):
     pinned: bool = False
     summary: bool = False
     native: Native | None = Field(default=None, exclude_if=lambda value: value is None)
-    """The provider's envelope the message was recorded with (see `events.Native`)."""
+    """The provider's envelope the message was recorded with (see `sessionstore.events.Native`)."""
     call_status: dict[str, Literal["previewed", "restored"]] = Field(
         default_factory=dict, exclude_if=lambda value: not value
     )

@@ -39,18 +39,18 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from events import (
+from sessionstore.events import (
     ANTHROPIC,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
+    REDACTED_PREFIX,
     FilePart,
     NativePart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
 )
-from events._payloads import REDACTED_PREFIX
-from projections._live import (
+from sessionstore.projections._live import (
     LiveMessage,
     LivePart,
     LiveToolResult,

@@ -1,7 +1,7 @@
 """Rendering a live context for the Anthropic Messages API (`system` and `messages`).
 
-The shared rules are in `projections._render` (every call answered right after it, another
-provider's reasoning left out, its unmodelled items shown as their text). For this API, in
+The shared rules are in `sessionstore.projections._render` (every call answered right after it,
+another provider's reasoning left out, its unmodelled items shown as their text). For this API, in
 addition, so that a loop with extended thinking and tools is never refused:
 
 - **Anthropic's blocks go back verbatim, in place.** A part recorded from Anthropic is its
@@ -55,9 +55,16 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from events import ANTHROPIC, FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
-from projections._live import LiveMessage, LivePart, LiveToolResult
-from projections._render import (
+from sessionstore.events import (
+    ANTHROPIC,
+    FilePart,
+    NativePart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+)
+from sessionstore.projections._live import LiveMessage, LivePart, LiveToolResult
+from sessionstore.projections._render import (
     CONTINUED,
     JsonDict,
     api_messages,

@@ -12,9 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from events import OPENAI_CHAT, FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
-from projections._live import LiveMessage, LivePart, LiveToolResult
-from projections._render import (
+from sessionstore.events import (
+    OPENAI_CHAT,
+    FilePart,
+    NativePart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+)
+from sessionstore.projections._live import LiveMessage, LivePart, LiveToolResult
+from sessionstore.projections._render import (
     JsonDict,
     api_messages,
     as_text,

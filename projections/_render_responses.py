@@ -32,7 +32,7 @@ first, then their outputs, in call order), or a `custom_tool_call_output` for a 
 call; a pruned one shows its placeholder, a call with no result yet is answered as interrupted
 (see `api_messages`).
 
-What another provider produced (the rules of `projections._render`, for this API):
+What another provider produced (the rules of `sessionstore.projections._render`, for this API):
 - its text and files, in order, are one assistant `message` (string content) between the
   items of its tool calls, where they stood;
 - its tool calls are `function_call` items with `call_id`, `name` and `arguments` as recorded
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from events import (
+from sessionstore.events import (
     OPENAI_CHAT,
     OPENAI_RESPONSES,
     FilePart,
@@ -56,8 +56,8 @@ from events import (
     TextPart,
     ToolCallPart,
 )
-from projections._live import LiveMessage, LivePart, LiveToolResult
-from projections._render import (
+from sessionstore.projections._live import LiveMessage, LivePart, LiveToolResult
+from sessionstore.projections._render import (
     JsonDict,
     api_messages,
     as_text,

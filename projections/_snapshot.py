@@ -6,8 +6,8 @@ must parse against this schema (with pydantic's JSON parser, whose depth limit t
 rest of its state, so a row edited by hand is ignored. The digest is not a secret: someone who
 rewrites a snapshot can recompute it, so `verify` also re-folds the log and compares every
 stored snapshot with the fold at its seq. What a snapshot may reference is checked where the
-log is at hand (`store._replay`): only messages of the session itself and of its ancestors,
-before the points the chain names.
+log is at hand (`sessionstore.log._replay`): only messages of the session itself and of its
+ancestors, before the points the chain names.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from events import SessionStarted
+from sessionstore.events import SessionStarted
 
 Hash = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
 Seq = Annotated[int, Field(ge=1)]

@@ -22,9 +22,9 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from events import TextPart
-from projections._artifacts import ArtifactTrail, FileAction, TodoItem
-from projections._live import LiveMessage
+from sessionstore.events import TextPart
+from sessionstore.projections._artifacts import ArtifactTrail, FileAction, TodoItem
+from sessionstore.projections._live import LiveMessage
 
 T = TypeVar("T")
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from projections._artifacts import FileAction, TodoItem
-from projections._live import estimate_tokens
-from projections._summary import (
+from sessionstore.projections._artifacts import FileAction, TodoItem
+from sessionstore.projections._live import estimate_tokens
+from sessionstore.projections._summary import (
     DONE,
     FILE_ACTIONS,
     SUMMARY_MARKER,
@@ -31,7 +31,7 @@ from projections._summary import (
     StructuredSummary,
     merge,
 )
-from projections._summary_fit import Count, Entry, Section, fit, rendered
+from sessionstore.projections._summary_fit import Count, Entry, Section, fit, rendered
 
 TASK = "## The task and the user's requests, in order"
 DECISIONS = "## Decisions and preferences (the user's words, picked out by a heuristic)"

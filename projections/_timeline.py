@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from events import (
+from sessionstore.events import (
     CompressionChanged,
     ContextCompacted,
     FilePart,
@@ -33,7 +33,7 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from projections._fold import Change, ContextFold
+from sessionstore.projections._fold import Change, ContextFold
 
 SUMMARY_WIDTH = 80
 

@@ -1,6 +1,6 @@
 """sessionstore: an append-only, event-sourced store for LLM agent sessions.
 
-from store import SessionStore, ToolCall
+from sessionstore import SessionStore, ToolCall
 store = SessionStore()                  # $SESSIONSTORE_URL, else ./sessions.db
 s = store.create_session(model="gpt-4o", context_window=128_000, title="fix bug")
 s.append_user("the test fails")
@@ -8,7 +8,7 @@ s.append_assistant("", tool_calls=[ToolCall(id="c1", name="read", input={"path":
 s.append_tool_result("c1", output="...")
 messages = s.context().to_openai()
 
-The same, awaited (each call runs in a worker thread; see `store._async`):
+The same, awaited (each call runs in a worker thread; see `sessionstore.aio._async`):
 async with AsyncSessionStore() as store:
     s = await store.create_session(model="gpt-4o", context_window=128_000)
     await s.append_user("the test fails")
@@ -16,12 +16,23 @@ async with AsyncSessionStore() as store:
 
 import importlib.metadata as _metadata
 
-from events import ChainReport, CompressionConfig, NewEvent, RecordedEvent, ToolLimits, Usage
-from projections import ArtifactTrail, Context, LiveMessage, LiveToolResult, TimelineRow, ToolMap
-from store._async import AsyncSession, AsyncSessionStore
-from store._confirm import CompactionProposal, CompactionRefused
-from store._errors import (
+from sessionstore.aio import AsyncSession, AsyncSessionStore
+from sessionstore.context import (
+    CompactionPlan,
+    CompactionProposal,
+    CompactionRefused,
+    ExtractiveSummarizer,
+    Measure,
+    ModelSummarizer,
+    OpenAIChatSummarizer,
+    PrunePlan,
+    Summarizer,
+    SummaryAnchors,
+)
+from sessionstore.events import (
+    ChainReport,
     CompactionError,
+    CompressionConfig,
     ConcurrencyError,
     DatabaseUnavailable,
     IdempotencyError,
@@ -31,24 +42,31 @@ from store._errors import (
     InvalidEvent,
     InvalidReplayPoint,
     InvalidSessionId,
+    NewEvent,
     NotInContext,
     PayloadTooLarge,
+    RecordedEvent,
     SchemaMismatch,
     SessionExists,
     SessionStoreError,
+    ToolLimits,
     UnknownEncoding,
     UnknownEventType,
     UnknownSession,
     UnsupportedSchemaVersion,
+    Usage,
 )
-from store._policies import CompactionPlan, Measure, PrunePlan
-from store._rows import SessionInfo
-from store._session import ContextCheck, Session
-from store._store import SessionStore
-from store._summarize import ExtractiveSummarizer, Summarizer, SummaryAnchors
-from store._summarize_model import ModelSummarizer, OpenAIChatSummarizer
-from store._tool_calls import ToolCall
-from store._verify import Checkpoint, SessionHead, VerifyReport
+from sessionstore.log import Checkpoint, SessionHead, VerifyReport
+from sessionstore.projections import (
+    ArtifactTrail,
+    Context,
+    LiveMessage,
+    LiveToolResult,
+    TimelineRow,
+    ToolMap,
+)
+from sessionstore.session import ContextCheck, Session, SessionStore, ToolCall
+from sessionstore.storage import SessionInfo
 
 try:
     __version__ = _metadata.version("sessionstore")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from events import (
+from sessionstore.events import (
     ContextCompacted,
     Message,
     MessageAppended,

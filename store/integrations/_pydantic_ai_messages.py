@@ -36,8 +36,9 @@ from typing import Any, cast
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from events import (
+from sessionstore.events import (
     FilePart,
+    InvalidArgument,
     Message,
     Native,
     NativePart,
@@ -47,11 +48,10 @@ from events import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    described,
     new_id,
 )
-from events._arguments import described
-from projections import LiveMessage, LiveToolResult
-from store._errors import InvalidArgument
+from sessionstore.projections import LiveMessage, LiveToolResult
 
 PYDANTIC_AI = "pydantic-ai"
 """The `Native.api` of what pydantic-ai gave: its messages' and parts' JSON."""

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from store._async import AsyncSessionStore
-from store._errors import UnknownSession
-from store._session import Session
-from store._store import SessionStore
+from sessionstore.aio import AsyncSessionStore
+from sessionstore.events import UnknownSession
+from sessionstore.session import Session, SessionStore
 
 
 def async_face(store: SessionStore | AsyncSessionStore) -> AsyncSessionStore:

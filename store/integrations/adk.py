@@ -3,7 +3,7 @@
 ```python
 from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
-from store.integrations.adk import SessionStoreService, context_callback
+from sessionstore.integrations.adk import SessionStoreService, context_callback
 
 service = SessionStoreService(store, context_window=1_000_000)
 agent = LlmAgent(name="helper", model=model, before_model_callback=context_callback(service))
@@ -81,39 +81,35 @@ try:
     from pydantic_core import to_jsonable_python
 except ImportError as exc:  # the framework is an extra
     raise ImportError(
-        "store.integrations.adk needs Google ADK: pip install 'sessionstore[adk]'"
+        "sessionstore.integrations.adk needs Google ADK: pip install 'sessionstore[adk]'"
     ) from exc
 
-from events import (
+from sessionstore.aio import AsyncSessionStore
+from sessionstore.events import (
+    ConcurrencyError,
+    IdempotencyError,
     InvalidArgument,
     InvalidEvent,
     Message,
     MessageAppended,
     Native,
     NativePart,
+    NotInContext,
     Part,
+    PayloadTooLarge,
     ReasoningPart,
     RecordAppended,
     RecordedEvent,
+    SessionExists,
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    UnknownSession,
     Usage,
 )
-from projections import LiveToolResult
-from store._arguments import LABEL_LENGTH
-from store._async import AsyncSessionStore
-from store._errors import (
-    ConcurrencyError,
-    IdempotencyError,
-    NotInContext,
-    PayloadTooLarge,
-    SessionExists,
-    UnknownSession,
-)
-from store._session import Session
-from store._store import SessionStore
-from store.integrations._sessions import async_face
+from sessionstore.integrations._sessions import async_face
+from sessionstore.projections import LiveToolResult
+from sessionstore.session import LABEL_LENGTH, Session, SessionStore
 
 ADK = "adk"
 """`Native.api` of what ADK handed us."""

@@ -2,7 +2,7 @@
 
 ```python
 from claude_agent_sdk import ClaudeAgentOptions, query
-from store.integrations.claude_agent_sdk import ClaudeSessionStore
+from sessionstore.integrations.claude_agent_sdk import ClaudeSessionStore
 
 options = ClaudeAgentOptions(session_store=ClaudeSessionStore(store))
 async for message in query(prompt="Fix the failing test", options=options):
@@ -69,15 +69,19 @@ try:
     from claude_agent_sdk.types import SessionStore as ClaudeStoreProtocol
 except ImportError as exc:  # the framework is an extra
     raise ImportError(
-        "store.integrations.claude_agent_sdk needs the Claude Agent SDK: "
+        "sessionstore.integrations.claude_agent_sdk needs the Claude Agent SDK: "
         "pip install 'sessionstore[claude-agent-sdk]'"
     ) from exc
 
-from events import (
+from sessionstore.aio import AsyncSessionStore
+from sessionstore.context import DEFAULT_ENCODING, load_encoding, truncate, with_tokens
+from sessionstore.events import (
     ANTHROPIC,
     CompressionConfig,
+    ConcurrencyError,
     ContextCompacted,
     FilePart,
+    InvalidArgument,
     Message,
     MessageAppended,
     MetadataChanged,
@@ -94,17 +98,12 @@ from events import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    UnknownSession,
     new_id,
 )
-from store._async import AsyncSessionStore
-from store._errors import ConcurrencyError, InvalidArgument, UnknownSession
-from store._providers import anthropic_message
-from store._session import Session
-from store._store import SessionStore
-from store._tokens import DEFAULT_ENCODING, load_encoding, with_tokens
-from store._tool_results import result_content
-from store._truncate import truncate
-from store.integrations._sessions import async_face
+from sessionstore.integrations._sessions import async_face
+from sessionstore.providers import anthropic_message
+from sessionstore.session import Session, SessionStore, result_content
 
 APP = "claude-agent-sdk"
 CLAUDE_CODE = "claude-code"

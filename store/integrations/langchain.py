@@ -3,7 +3,10 @@
 
 ```python
 from langchain.agents import create_agent
-from store.integrations.langchain import SessionStoreChatMessageHistory, SessionStoreMiddleware
+from sessionstore.integrations.langchain import (
+    SessionStoreChatMessageHistory,
+    SessionStoreMiddleware,
+)
 
 history = SessionStoreChatMessageHistory("support-42", store, model="gpt-4o")
 agent = create_agent(model, tools, middleware=[SessionStoreMiddleware(history)])
@@ -59,23 +62,20 @@ try:
     from langgraph.runtime import Runtime
 except ImportError as exc:  # the framework is an extra
     raise ImportError(
-        "store.integrations.langchain needs LangChain: pip install 'sessionstore[langchain]'"
+        "sessionstore.integrations.langchain needs LangChain: pip install 'sessionstore[langchain]'"
     ) from exc
 
-from events import Native, ToolCallPart, ToolResultPart
-from events._arguments import described
-from projections import LiveMessage, LiveToolResult
-from store._async import AsyncSessionStore
-from store._errors import InvalidArgument
-from store._session import Session
-from store._store import SessionStore
-from store.integrations._langchain_messages import (
+from sessionstore.aio import AsyncSessionStore
+from sessionstore.events import InvalidArgument, Native, ToolCallPart, ToolResultPart, described
+from sessionstore.integrations._langchain_messages import (
     LANGCHAIN,
     base_message_of,
     message_of,
     unanswered,
 )
-from store.integrations._sessions import async_face, session_on_first_use
+from sessionstore.integrations._sessions import async_face, session_on_first_use
+from sessionstore.projections import LiveMessage, LiveToolResult
+from sessionstore.session import Session, SessionStore
 
 __all__ = [
     "LANGCHAIN",

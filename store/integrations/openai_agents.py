@@ -2,7 +2,7 @@
 
 ```python
 from agents import Runner, RunConfig
-from store.integrations.openai_agents import AgentsSession, context_filter
+from sessionstore.integrations.openai_agents import AgentsSession, context_filter
 
 session = AgentsSession("support-42", store)
 await Runner.run(agent, "hi", session=session, run_config=RunConfig(
@@ -54,30 +54,31 @@ try:
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as exc:  # the framework is an extra
     raise ImportError(
-        "store.integrations.openai_agents needs the OpenAI Agents SDK: "
+        "sessionstore.integrations.openai_agents needs the OpenAI Agents SDK: "
         "pip install 'sessionstore[openai-agents]'"
     ) from exc
 
-from events import (
+from sessionstore.aio import AsyncSessionStore
+from sessionstore.context import with_tokens
+from sessionstore.events import (
     OPENAI_RESPONSES,
+    ConcurrencyError,
+    InvalidArgument,
     Message,
     MessageAppended,
     MessagePopped,
     Native,
     NativePart,
+    NotInContext,
     Payload,
     SessionCleared,
     TextPart,
     ToolResultPart,
 )
-from projections import LiveMessage, LiveToolResult
-from store._async import AsyncSessionStore
-from store._errors import ConcurrencyError, InvalidArgument, NotInContext
-from store._providers._openai_responses import responses_message
-from store._session import Session
-from store._store import SessionStore
-from store._tokens import with_tokens
-from store.integrations._sessions import async_face, session_on_first_use
+from sessionstore.integrations._sessions import async_face, session_on_first_use
+from sessionstore.projections import LiveMessage, LiveToolResult
+from sessionstore.providers import responses_message
+from sessionstore.session import Session, SessionStore
 
 INPUT_ROLES = {"user": "user", "system": "system", "developer": "system"}
 CALL_OUTPUTS = ("function_call_output", "custom_tool_call_output")

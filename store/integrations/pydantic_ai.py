@@ -3,7 +3,7 @@
 
 ```python
 from pydantic_ai import Agent
-from store.integrations.pydantic_ai import SessionHistory, model_messages
+from sessionstore.integrations.pydantic_ai import SessionHistory, model_messages
 
 agent = Agent(model, capabilities=[SessionHistory(session)])
 agent.run_sync("Why did the build fail?")
@@ -27,7 +27,7 @@ A message counts as stored when its pydantic-ai JSON equals that of a stored mes
 original, or as the live context shows it, or as the processor last handed it over), counted
 as a multiset: so a history passed back in, as stored or as a run left it, is not stored twice,
 and a message repeated by a later run is new (pydantic-ai stamps every message and part with
-its time). The conversions are `store.integrations._pydantic_ai_messages`'s (`messages_of`,
+its time). The conversions are `sessionstore.integrations._pydantic_ai_messages`'s (`messages_of`,
 `model_messages_of`): each message and part is kept verbatim and comes back deep-equal.
 
 A tool return that answers no call waiting for one (a history fragment that starts with the
@@ -51,16 +51,13 @@ try:
     from pydantic_ai.tools import RunContext
 except ImportError as exc:  # the framework is an extra
     raise ImportError(
-        "store.integrations.pydantic_ai needs Pydantic AI: pip install 'sessionstore[pydantic-ai]'"
+        "sessionstore.integrations.pydantic_ai needs Pydantic AI: "
+        "pip install 'sessionstore[pydantic-ai]'"
     ) from exc
 
-from events import Message, ToolCallPart, ToolResultPart
-from events._arguments import described
-from projections import LiveMessage, LiveToolResult
-from store._async import AsyncSession, async_session_of
-from store._errors import InvalidArgument
-from store._session import Session
-from store.integrations._pydantic_ai_messages import (
+from sessionstore.aio import AsyncSession, async_session_of
+from sessionstore.events import InvalidArgument, Message, ToolCallPart, ToolResultPart, described
+from sessionstore.integrations._pydantic_ai_messages import (
     PYDANTIC_AI,
     dump_model_messages,
     messages_of,
@@ -68,6 +65,8 @@ from store.integrations._pydantic_ai_messages import (
     model_messages_of,
     unanswered,
 )
+from sessionstore.projections import LiveMessage, LiveToolResult
+from sessionstore.session import Session
 
 __all__ = [
     "PYDANTIC_AI",

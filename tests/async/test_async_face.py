@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 
-from events import Message, MessageAppended, NewEvent, SessionStarted, TextPart, ToolResultPart
-from projections import LiveMessage
-from store import (
+from sessionstore import (
     AsyncSession,
     AsyncSessionStore,
     CompactionError,
@@ -33,6 +31,15 @@ from store import (
     UnknownSession,
     Usage,
 )
+from sessionstore.events import (
+    Message,
+    MessageAppended,
+    NewEvent,
+    SessionStarted,
+    TextPart,
+    ToolResultPart,
+)
+from sessionstore.projections import LiveMessage
 from tests.conftest import Backend
 
 FIXED_TURN = [

@@ -12,9 +12,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from events import TextPart
-from projections import LiveMessage
-from store import (
+from sessionstore import (
     AsyncSession,
     AsyncSessionStore,
     CompactionError,
@@ -23,7 +21,9 @@ from store import (
     Summarizer,
     ToolCall,
 )
-from store._worker_threads import WORKER_THREADS
+from sessionstore.aio._worker_threads import WORKER_THREADS
+from sessionstore.events import TextPart
+from sessionstore.projections import LiveMessage
 from tests.conftest import Backend
 
 CALLS = 1_000

@@ -9,8 +9,8 @@ import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from projections import LiveMessage
-from store import AsyncSession, AsyncSessionStore
+from sessionstore import AsyncSession, AsyncSessionStore
+from sessionstore.projections import LiveMessage
 from tests.conftest import Backend
 
 SUMMARY = "Eight turns of a user asking politely for the same thing."

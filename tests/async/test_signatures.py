@@ -14,7 +14,7 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from store import AsyncSession, AsyncSessionStore, Session, SessionStore
+from sessionstore import AsyncSession, AsyncSessionStore, Session, SessionStore
 from tests.conftest import Backend
 
 FACES: tuple[tuple[type, type], ...] = ((SessionStore, AsyncSessionStore), (Session, AsyncSession))
@@ -32,8 +32,8 @@ ATTRIBUTES = {
 """Properties of the async face that are attributes of a sync object (not of its class):
 `test_the_sync_faces_attributes_are_the_async_faces_properties` compares them."""
 RENAMED = {
-    "store._session.Session": "store._async.AsyncSession",
-    "store._store.SessionStore": "store._async.AsyncSessionStore",
+    "sessionstore.session._session.Session": "sessionstore.aio._async.AsyncSession",
+    "sessionstore.session._store.SessionStore": "sessionstore.aio._async.AsyncSessionStore",
 }
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from events import Message, TextPart, ToolCallPart, ToolResultPart
-from store import Session, SessionStore
-from store._cli import main
+from sessionstore import Session, SessionStore
+from sessionstore.cli import main
+from sessionstore.events import Message, TextPart, ToolCallPart, ToolResultPart
 
 START = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 READ_OUTPUT = "def parse(text):\n    return text.split()[0]\n" + "".join(

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from store import AsyncSessionStore, SessionStore
+from sessionstore import AsyncSessionStore, SessionStore
 from tests.cli.conftest import Cli
 
 

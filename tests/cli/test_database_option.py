@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from store import SessionStore
-from store._cli import main
-from store._migrate import alembic_config
+from sessionstore import SessionStore
+from sessionstore.cli import main
+from sessionstore.storage._migrate import alembic_config
 from tests.builders import conversation
 from tests.cli.conftest import Cli, Run
 from tests.conftest import Backend

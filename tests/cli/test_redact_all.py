@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from store import SessionStore
+from sessionstore import SessionStore
 from tests.builders import conversation
 from tests.cli.test_cli_process import BASE_ENV, SCRIPT, sessionstore
 

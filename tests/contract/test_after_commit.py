@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from events import SessionStarted
-from projections import ContextFold
-from store import DatabaseUnavailable, SessionStore
-from store._replay import save_snapshot
+from sessionstore import DatabaseUnavailable, SessionStore
+from sessionstore.events import SessionStarted
+from sessionstore.log._replay import save_snapshot
+from sessionstore.projections import ContextFold
 from tests.builders import user
 
 
@@ -46,7 +46,7 @@ def test_an_append_whose_snapshot_meets_a_locked_database_returns_and_is_stored_
         with write_locked(path):  # the real driver error: "database is locked"
             save_snapshot(*args)
 
-    monkeypatch.setattr("store._log.save_snapshot", save_while_another_process_writes)
+    monkeypatch.setattr("sessionstore.log._log.save_snapshot", save_while_another_process_writes)
     with caplog.at_level(logging.WARNING, logger="sessionstore"):
         message = s.append_user("stored once")
 
@@ -67,7 +67,7 @@ def test_an_append_whose_snapshot_fails_in_any_way_still_returns(
     def broken(*_: Any) -> None:
         raise RuntimeError("a bug in the snapshot writer")
 
-    monkeypatch.setattr("store._log.save_snapshot", broken)
+    monkeypatch.setattr("sessionstore.log._log.save_snapshot", broken)
     with caplog.at_level(logging.WARNING, logger="sessionstore"):
         s.append_user("hello")
 

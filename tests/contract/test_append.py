@@ -7,9 +7,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from events import GENESIS_HASH, MessagePinned, NewEvent, SessionStarted, canonical_json
-from events._canonical import format_timestamp
-from store import InvalidEvent, SessionStore, UnknownSession
+from sessionstore import InvalidEvent, SessionStore, UnknownSession
+from sessionstore.events import (
+    GENESIS_HASH,
+    MessagePinned,
+    NewEvent,
+    SessionStarted,
+    canonical_json,
+)
+from sessionstore.events._canonical import format_timestamp
 from tests.builders import conversation, started, user
 from tests.conftest import Backend
 

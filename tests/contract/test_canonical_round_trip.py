@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore import SessionStore, ToolCall
+from sessionstore.events import (
     CompressionChanged,
     InvalidEvent,
     MessageAppended,
@@ -25,9 +26,8 @@ from events import (
     canonical_json,
     new_id,
 )
-from store import SessionStore, ToolCall
-from store._append import encode_batch
-from store._transfer import dated_links, insert_links
+from sessionstore.log._append import encode_batch
+from sessionstore.log._transfer import dated_links, insert_links
 from tests.builders import started
 from tests.conftest import Backend
 

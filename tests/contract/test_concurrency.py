@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from events import MessageAppended
-from store import ConcurrencyError, DatabaseUnavailable, SessionStore, UnknownSession
+from sessionstore import ConcurrencyError, DatabaseUnavailable, SessionStore, UnknownSession
+from sessionstore.events import MessageAppended
 from tests.builders import started, user
 from tests.conftest import Backend
 

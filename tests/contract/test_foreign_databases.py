@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from store import DatabaseUnavailable, SchemaMismatch, SessionStore
+from sessionstore import DatabaseUnavailable, SchemaMismatch, SessionStore
 from tests.builders import conversation
 from tests.conftest import Backend
 from tests.contract.test_migrations import TABLES, table_names

@@ -32,9 +32,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import MODELS, CompressionConfig, Message, NewEvent, TextPart, ToolLimits
-from events._arguments import brief
-from store import (
+from sessionstore import (
     CompactionError,
     ExtractiveSummarizer,
     Session,
@@ -43,6 +41,8 @@ from store import (
     ToolCall,
     Usage,
 )
+from sessionstore.events import MODELS, CompressionConfig, Message, NewEvent, TextPart, ToolLimits
+from sessionstore.events._arguments import brief
 from tests.conftest import Backend
 
 EXAMPLES = {"sqlite": 2_000, "postgresql": 800}

@@ -26,13 +26,13 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import store._session as store_session
-import store._truncate as store_truncate
-from events import InvalidEvent, TextPart
-from events._bodies import Body, digest_of
-from store import Session, SessionStore
-from store._bodies import pack, unpack, unpack_exact
-from store._tokens import longest_token
+import sessionstore.context._truncate as store_truncate
+import sessionstore.session._session as store_session
+from sessionstore import Session, SessionStore
+from sessionstore.context._tokens import longest_token
+from sessionstore.events import InvalidEvent, TextPart
+from sessionstore.events._bodies import Body, digest_of
+from sessionstore.log._bodies import pack, unpack, unpack_exact
 from tests.conftest import Backend
 
 LETTERS = bytes(ord(string.ascii_lowercase[n % 26]) for n in range(256))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from events import NewEvent
-from store import IdempotencyError, SessionStore
+from sessionstore import IdempotencyError, SessionStore
+from sessionstore.events import NewEvent
 from tests.builders import started, user
 from tests.conftest import Backend
 

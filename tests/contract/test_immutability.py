@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from store import SessionStore
+from sessionstore import SessionStore
 from tests.builders import conversation
 from tests.conftest import Backend
 

@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from events import Message, MessagePopped, Native, SessionCleared, StateChanged, TextPart
-from store import InvalidArgument, NotInContext, Session, SessionStore, ToolCall
+from sessionstore import InvalidArgument, NotInContext, Session, SessionStore, ToolCall
+from sessionstore.events import (
+    Message,
+    MessagePopped,
+    Native,
+    SessionCleared,
+    StateChanged,
+    TextPart,
+)
 
 
 def started(store: SessionStore) -> Session:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import pytest
 import sqlalchemy as sa
 
-from store import DatabaseUnavailable, SessionStore
+from sessionstore import DatabaseUnavailable, SessionStore
 from tests.conftest import Backend
 
 postgres_only = pytest.mark.parametrize("backend", ["postgresql"], indirect=True)

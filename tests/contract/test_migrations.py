@@ -11,8 +11,8 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from store import SchemaMismatch, SessionStore
-from store._migrate import alembic_config, head_revision
+from sessionstore import SchemaMismatch, SessionStore
+from sessionstore.storage._migrate import alembic_config, head_revision
 from tests.builders import conversation
 from tests.conftest import Backend
 

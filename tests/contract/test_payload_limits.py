@@ -15,9 +15,9 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import store._append as store_append
-import store._session as store_session
-from store import PayloadTooLarge, Session, SessionStore, ToolCall
+import sessionstore.log._append as store_append
+import sessionstore.session._session as store_session
+from sessionstore import PayloadTooLarge, Session, SessionStore, ToolCall
 from tests.builders import started, user
 from tests.conftest import Backend
 

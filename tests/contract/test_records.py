@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from events import Native, RecordAppended
-from store import AsyncSessionStore, InvalidArgument, PayloadTooLarge, SessionStore
+from sessionstore import AsyncSessionStore, InvalidArgument, PayloadTooLarge, SessionStore
+from sessionstore.events import Native, RecordAppended
 from tests.conftest import Backend
 
 SECRET = "ghp_0123456789abcdefLEAKEDtoken"

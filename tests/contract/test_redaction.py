@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from events import ContentRedacted, Message, MessageAppended, Native, ToolResultPart
-from store import InvalidArgument, Session, SessionStore, ToolCall
-from store._cli import main
+from sessionstore import InvalidArgument, Session, SessionStore, ToolCall
+from sessionstore.cli import main
+from sessionstore.events import ContentRedacted, Message, MessageAppended, Native, ToolResultPart
 from tests.builders import started, user
 from tests.conftest import Backend
 
@@ -162,7 +162,7 @@ def test_a_fork_shows_its_parents_redaction(backend: Backend) -> None:
 
 
 def test_a_hand_made_redaction_must_name_bodies_the_session_holds(store: SessionStore) -> None:
-    from events import ContentRedacted, InvalidEvent
+    from sessionstore.events import ContentRedacted, InvalidEvent
 
     s = store.create_session(model="m")
     s.append_user("hello")
@@ -198,7 +198,7 @@ def test_snapshots_folded_from_redacted_content_are_dropped_and_verify_passes(
     """A part appended without a token count is estimated from its text; once redacted, its
     text is the placeholder in every replay, so snapshots taken before (of the session and of
     its forks) no longer describe the log: they go, and verify holds."""
-    from events import Message, MessageAppended, TextPart
+    from sessionstore.events import Message, MessageAppended, TextPart
 
     with SessionStore(backend.url, snapshot_every=2) as store:
         s = store.create_session(model="m")
@@ -259,7 +259,7 @@ def test_a_secret_in_a_message_envelope_is_redacted_with_its_parts(
 ) -> None:
     """An imported entry's fields (a tool's structured result, a `cwd`) are the message's
     envelope: a body like its parts' content, deleted when any part of it is redacted."""
-    from events import Message, Native, TextPart
+    from sessionstore.events import Message, Native, TextPart
 
     url = sqlite_backend.url
     store = SessionStore(url)
@@ -337,8 +337,8 @@ def test_a_message_after_a_redaction_of_the_same_text_in_one_batch_keeps_it(
 
 REDACT_THEN_DIE = """
 import os, sys
-from store import SessionStore
-from store._sqlite import SqliteRecorder
+from sessionstore import SessionStore
+from sessionstore.storage._sqlite import SqliteRecorder
 
 store = SessionStore(sys.argv[1])
 SqliteRecorder.scrub = lambda self, wait=True: os._exit(3)  # dies right after the commit

@@ -18,8 +18,8 @@ from typing import TypeVar
 
 import sqlalchemy as sa
 
-from events import ContentRedacted, MessageAppended, RecordedEvent, TextPart
-from store import SessionStore
+from sessionstore import SessionStore
+from sessionstore.events import ContentRedacted, MessageAppended, RecordedEvent, TextPart
 from tests.builders import started, user
 from tests.conftest import Backend
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from events import (
+from sessionstore import InvalidArgument, Session, SessionStore, ToolCall
+from sessionstore.events import (
     GENESIS_HASH,
     ContentRedacted,
     FilePart,
@@ -31,10 +32,9 @@ from events import (
     TextPart,
     canonical_json,
 )
-from projections import LiveMessage
-from store import InvalidArgument, Session, SessionStore, ToolCall
-from store._append import Encoded, chain
-from store._transfer import insert_links
+from sessionstore.log._append import Encoded, chain
+from sessionstore.log._transfer import insert_links
+from sessionstore.projections import LiveMessage
 from tests.conftest import Backend
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 

@@ -9,10 +9,7 @@ import pytest
 import sqlalchemy as sa
 import tiktoken
 
-from events import Message, MessageAppended, NewEvent, OutputsPruned, TextPart
-from projections import PROJECTION_VERSION as V
-from projections import Context
-from store import (
+from sessionstore import (
     ConcurrencyError,
     InvalidEvent,
     InvalidReplayPoint,
@@ -24,7 +21,10 @@ from store import (
     UnknownSession,
     Usage,
 )
-from store._replay import load_fold
+from sessionstore.events import Message, MessageAppended, NewEvent, OutputsPruned, TextPart
+from sessionstore.log._replay import load_fold
+from sessionstore.projections import PROJECTION_VERSION as V
+from sessionstore.projections import Context
 from tests.builders import compaction
 from tests.conftest import Backend
 

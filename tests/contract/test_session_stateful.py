@@ -38,7 +38,8 @@ from hypothesis.stateful import (
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from events import (
+from sessionstore import CompactionError, Session, SessionStore, ToolCall
+from sessionstore.events import (
     ContextCompacted,
     Message,
     MessagesReverted,
@@ -49,11 +50,10 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from projections import Context, LiveToolResult, api_messages, context_of
-from projections._preview import preview
-from projections._render import APIS, _sent_part_tokens
-from store import CompactionError, Session, SessionStore, ToolCall
-from store._replay import load_fold
+from sessionstore.log._replay import load_fold
+from sessionstore.projections import Context, LiveToolResult, api_messages, context_of
+from sessionstore.projections._preview import preview
+from sessionstore.projections._render import APIS, _sent_part_tokens
 from tests.builders import compaction
 from tests.conftest import fresh_database
 from tests.providers import request_types

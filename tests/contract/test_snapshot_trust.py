@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from events import OutputsPruned, SessionStarted
-from projections import Context
-from projections._snapshot import snapshot_digest
-from store import Session, SessionStore, ToolCall
+from sessionstore import Session, SessionStore, ToolCall
+from sessionstore.events import OutputsPruned, SessionStarted
+from sessionstore.projections import Context
+from sessionstore.projections._snapshot import snapshot_digest
 from tests.builders import user
 from tests.conftest import Backend
 

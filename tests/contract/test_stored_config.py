@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-import store._log
-from events import (
+import sessionstore.log._log
+from sessionstore import InvalidArgument, InvalidEvent, Session, SessionStore, ToolCall
+from sessionstore.events import (
     CompressionChanged,
     CompressionConfig,
     MessageAppended,
     SessionStarted,
     ToolResultPart,
 )
-from store import InvalidArgument, InvalidEvent, Session, SessionStore, ToolCall
 from tests.conftest import Backend
 
 
@@ -82,7 +82,7 @@ def test_a_raw_session_start_with_an_invalid_config_is_refused(
 
 def without_config_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Writes configs the way an older version did: unchecked."""
-    monkeypatch.setattr(store._log, "check_stored_configs", lambda batch: None)
+    monkeypatch.setattr(sessionstore.log._log, "check_stored_configs", lambda batch: None)
 
 
 def bricked(store: SessionStore, monkeypatch: pytest.MonkeyPatch, how: str) -> str:

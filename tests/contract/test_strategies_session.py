@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from events import (
+from sessionstore import InvalidArgument, SessionStore, ToolCall
+from sessionstore.events import (
     ContextCompacted,
     Message,
     MessageAppended,
@@ -17,8 +18,7 @@ from events import (
     ReasoningPart,
     ToolCallPart,
 )
-from projections import LiveToolResult
-from store import InvalidArgument, SessionStore, ToolCall
+from sessionstore.projections import LiveToolResult
 from tests.contract.test_session_stateful import check_every_render
 
 STRATEGIES = [

@@ -13,9 +13,7 @@ from typing import Any
 
 import pytest
 
-from events import TextPart
-from projections import LiveMessage
-from store import (
+from sessionstore import (
     CompactionError,
     ExtractiveSummarizer,
     OpenAIChatSummarizer,
@@ -24,6 +22,8 @@ from store import (
     SummaryAnchors,
     ToolCall,
 )
+from sessionstore.events import TextPart
+from sessionstore.projections import LiveMessage
 from tests.conftest import Backend
 
 MARK = "[Summary of earlier conversation]"

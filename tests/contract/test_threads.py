@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from store import SessionStore, Usage
+from sessionstore import SessionStore, Usage
 from tests.conftest import Backend
 
 THREADS = 4
@@ -39,7 +39,7 @@ def run_together(work: Callable[[int], None]) -> list[BaseException]:
 
 IN_MEMORY_FROM_THREADS = """
 import threading
-from store import SessionStore
+from sessionstore import SessionStore
 
 store = SessionStore("sqlite://")
 start = threading.Barrier(4)

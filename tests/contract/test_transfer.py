@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from events import GENESIS_HASH, RecordedEvent, canonical_json, event_hash
-from store import ImportRefused, Session, SessionExists, SessionStore, ToolCall
+from sessionstore import ImportRefused, Session, SessionExists, SessionStore, ToolCall
+from sessionstore.events import GENESIS_HASH, RecordedEvent, canonical_json, event_hash
 from tests.conftest import Backend, fresh_database
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from store import (
+from sessionstore import (
     CompactionError,
     ImportRefused,
     InvalidArgument,

@@ -7,8 +7,8 @@ from typing import Any, ClassVar, Literal
 import pytest
 from pydantic import Field
 
-from events import MODELS, UPCASTERS, MessagePinned, Payload
-from store import SessionStore, UnknownEventType, UnsupportedSchemaVersion
+from sessionstore import SessionStore, UnknownEventType, UnsupportedSchemaVersion
+from sessionstore.events import MODELS, UPCASTERS, MessagePinned, Payload
 from tests.builders import started
 from tests.conftest import Backend
 

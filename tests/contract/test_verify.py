@@ -7,8 +7,8 @@ import zlib
 import pytest
 import sqlalchemy as sa
 
-from events._bodies import digest_of
-from store import Checkpoint, InvalidCheckpoint, SessionHead, SessionStore, ToolCall
+from sessionstore import Checkpoint, InvalidCheckpoint, SessionHead, SessionStore, ToolCall
+from sessionstore.events._bodies import digest_of
 from tests.builders import conversation
 from tests.conftest import Backend
 

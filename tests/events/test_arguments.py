@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from events import (
+from sessionstore.events import (
     CompressionConfig,
     InvalidArgument,
     InvalidEvent,
@@ -16,7 +16,7 @@ from events import (
     Usage,
     decode_payload,
 )
-from events._arguments import brief, described
+from sessionstore.events._arguments import brief, described
 
 
 @pytest.mark.parametrize(

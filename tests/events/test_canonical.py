@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from events import GENESIS_HASH, InvalidEvent, canonical_json, event_hash, format_timestamp
+from sessionstore.events import (
+    GENESIS_HASH,
+    InvalidEvent,
+    canonical_json,
+    event_hash,
+    format_timestamp,
+)
 
 storable_text = st.text(st.characters(codec="utf-8", exclude_characters="\x00"))
 json_values = st.recursive(

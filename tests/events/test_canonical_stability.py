@@ -18,7 +18,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from events import GENESIS_HASH, ChainLink, InvalidEvent, canonical_json, event_hash, verify_chain
+from sessionstore.events import (
+    GENESIS_HASH,
+    ChainLink,
+    InvalidEvent,
+    canonical_json,
+    event_hash,
+    verify_chain,
+)
 
 
 def nested(depth: int) -> Any:

@@ -8,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from events import GENESIS_HASH, ChainLink, canonical_json, event_hash, new_id, verify_chain
+from sessionstore.events import (
+    GENESIS_HASH,
+    ChainLink,
+    canonical_json,
+    event_hash,
+    new_id,
+    verify_chain,
+)
 
 storable_text = st.text(st.characters(codec="utf-8", exclude_characters="\x00"))
 payloads = st.lists(

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore.events import (
     InvalidEvent,
     Message,
     MessageAppended,

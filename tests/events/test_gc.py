@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from events._gc import collection_paused
+from sessionstore.events._gc import collection_paused
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ import itertools
 import time
 import uuid
 
-from events import new_id, uuid7
+from sessionstore.events import new_id, uuid7
 
 
 def test_uuid7_layout_is_version_7_variant_rfc_and_carries_the_time() -> None:

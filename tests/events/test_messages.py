@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from events import (
+from sessionstore.events import (
     FilePart,
     Message,
     MessageAppended,

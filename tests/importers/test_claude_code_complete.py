@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import ContextCompacted, MessageAppended, MessagesReverted, RecordAppended
-from projections import Context
-from store import ImportRefused, SessionStore
-from store._importers._claude_code import claude_code_transcript
-from store._importers._transcript import Transcript
+from sessionstore import ImportRefused, SessionStore
+from sessionstore.events import ContextCompacted, MessageAppended, MessagesReverted, RecordAppended
+from sessionstore.importers._claude_code import claude_code_transcript
+from sessionstore.importers._transcript import Transcript
+from sessionstore.projections import Context
 from tests.providers.fake_anthropic import validate_messages
 from tests.providers.request_types import check_anthropic, check_chat
 

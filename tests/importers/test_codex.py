@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore import ImportRefused, SessionStore
+from sessionstore.events import (
     OPENAI_RESPONSES,
     ContextCompacted,
     Message,
@@ -26,10 +27,9 @@ from events import (
     ToolResultPart,
     Usage,
 )
-from store import ImportRefused, SessionStore
-from store._import import Header, write_transcript
-from store._importers._codex import codex_transcript, ignored_lines, looks_like_codex
-from store._importers._transcript import Transcript
+from sessionstore.importers._codex import codex_transcript, ignored_lines, looks_like_codex
+from sessionstore.importers._import import Header, write_transcript
+from sessionstore.importers._transcript import Transcript
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 ENCODING = "cl100k_base"

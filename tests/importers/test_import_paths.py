@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from store import ImportRefused, InvalidArgument, SessionStore
+from sessionstore import ImportRefused, InvalidArgument, SessionStore
 from tests.cli.conftest import Cli
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "claude_code_session.jsonl"

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import tiktoken
 
-from events import (
+from sessionstore import ImportRefused
+from sessionstore.events import (
     ANTHROPIC,
     ContextCompacted,
     FilePart,
@@ -29,9 +30,8 @@ from events import (
     ToolResultPart,
     Usage,
 )
-from projections import FILE_TOKENS, Context, context_of, fold_events
-from store import ImportRefused
-from store._importers import ClaudeCodeImport, claude_code_events, openai_events
+from sessionstore.importers import ClaudeCodeImport, claude_code_events, openai_events
+from sessionstore.projections import FILE_TOKENS, Context, context_of, fold_events
 from tests.projections.log import Log
 from tests.providers.fake_anthropic import validate_messages
 

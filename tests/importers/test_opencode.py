@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore import ImportRefused, SessionStore
+from sessionstore.events import (
     ANTHROPIC,
     OPENAI_RESPONSES,
     ContextCompacted,
@@ -31,21 +32,20 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from store import ImportRefused, SessionStore
-from store._import import Header, write_transcript
-from store._importers._opencode import (
+from sessionstore.importers._import import Header, write_transcript
+from sessionstore.importers._opencode import (
     COMPACTION_REQUEST,
     PRUNED,
     looks_like_opencode,
     opencode_transcript,
 )
-from store._importers._opencode_storage import (
+from sessionstore.importers._opencode_storage import (
     is_opencode_storage,
     opencode_session_ids,
     opencode_storage_transcript,
     read_opencode_session,
 )
-from store._importers._transcript import Transcript
+from sessionstore.importers._transcript import Transcript
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "opencode"

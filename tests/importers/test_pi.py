@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore import ImportRefused, SessionStore
+from sessionstore.events import (
     ANTHROPIC,
     ContextCompacted,
     FilePart,
@@ -28,12 +29,11 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from projections import Context, context_of, fold_events
-from store import ImportRefused, SessionStore
-from store._import import Header, write_transcript
-from store._importers._pi import looks_like_pi, pi_transcript
-from store._importers._pi_messages import PI
-from store._importers._transcript import Transcript
+from sessionstore.importers._import import Header, write_transcript
+from sessionstore.importers._pi import looks_like_pi, pi_transcript
+from sessionstore.importers._pi_messages import PI
+from sessionstore.importers._transcript import Transcript
+from sessionstore.projections import Context, context_of, fold_events
 from tests.projections.log import Log
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 

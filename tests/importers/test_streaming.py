@@ -15,13 +15,13 @@ from typing import IO, Any
 
 import pytest
 
-from store import ImportRefused, SessionStore
-from store._importers._claude_code import claude_code_transcript
-from store._importers._codex import codex_transcript
-from store._importers._lines import FileLines
-from store._importers._pi import pi_transcript
-from store._importers._transcript import Transcript
-from store._tokens import DEFAULT_ENCODING, count
+from sessionstore import ImportRefused, SessionStore
+from sessionstore.context._tokens import DEFAULT_ENCODING, count
+from sessionstore.importers._claude_code import claude_code_transcript
+from sessionstore.importers._codex import codex_transcript
+from sessionstore.importers._lines import FileLines
+from sessionstore.importers._pi import pi_transcript
+from sessionstore.importers._transcript import Transcript
 from tests.importers.test_pi import header, said
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -306,7 +306,7 @@ if cap:
 IMPORT_UNDER_A_CAP = """
 import json
 from pathlib import Path
-from store import SessionStore
+from sessionstore import SessionStore
 with SessionStore(sys.argv[2]) as store:
     result = store.import_session(Path(sys.argv[1]))
     peak = next(
@@ -451,7 +451,7 @@ def test_what_a_reader_remembers_of_each_line_does_not_grow_with_the_file(
 
 
 REPORT_UNDER_A_CAP = """
-from store._cli import main
+from sessionstore.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 LIVE_TURNS = 5_000

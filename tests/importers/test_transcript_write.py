@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from events import Message, MessageAppended, TextPart
-from store import ImportRefused, SessionStore
-from store._import import Header, write_transcript
-from store._importers._transcript import Link, Transcript, session_id_for
+from sessionstore import ImportRefused, SessionStore
+from sessionstore.events import Message, MessageAppended, TextPart
+from sessionstore.importers._import import Header, write_transcript
+from sessionstore.importers._transcript import Link, Transcript, session_id_for
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from store import SessionStore
-from store.integrations.openai_agents import AgentsSession
+from sessionstore import SessionStore
+from sessionstore.integrations.openai_agents import AgentsSession
 
 SESSION_TESTS = (
     "tests/memory/test_session.py",

@@ -35,10 +35,10 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from pydantic import Field
 
-from projections import LiveToolResult
-from store import AsyncSessionStore, SessionStore
-from store._errors import IdempotencyError
-from store.integrations.adk import SessionStoreService, context_callback
+from sessionstore import AsyncSessionStore, SessionStore
+from sessionstore.events._errors import IdempotencyError
+from sessionstore.integrations.adk import SessionStoreService, context_callback
+from sessionstore.projections import LiveToolResult
 from tests.conftest import Backend
 
 BIG = "".join(f"line {n}: {'x' * 60}\n" for n in range(4_500))  # about 300 KB
@@ -413,9 +413,9 @@ def test_without_adk_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     import sys
 
     monkeypatch.setitem(sys.modules, "google.adk.agents.callback_context", None)
-    monkeypatch.delitem(sys.modules, "store.integrations.adk")
+    monkeypatch.delitem(sys.modules, "sessionstore.integrations.adk")
     with pytest.raises(ImportError, match=r"pip install 'sessionstore\[adk\]'"):
-        importlib.import_module("store.integrations.adk")
+        importlib.import_module("sessionstore.integrations.adk")
 
 
 # ADK's own `DatabaseSessionService` is the oracle of what follows: each case runs on it too

@@ -21,9 +21,9 @@ from claude_agent_sdk import ClaudeAgentOptions, fold_session_summary
 from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.testing.session_store_conformance import _has_optional
 
-from projections import LiveToolResult
-from store import AsyncSessionStore, SessionStore, SessionStoreError
-from store.integrations.claude_agent_sdk import ClaudeSessionStore
+from sessionstore import AsyncSessionStore, SessionStore, SessionStoreError
+from sessionstore.integrations.claude_agent_sdk import ClaudeSessionStore
+from sessionstore.projections import LiveToolResult
 from tests.conftest import Backend
 from tests.providers.fake_anthropic import FakeAnthropic, validate_messages
 

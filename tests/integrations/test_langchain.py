@@ -37,16 +37,16 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from events import ReasoningPart, TextPart, ToolCallPart, Usage
-from projections import LiveToolResult
-from store import AsyncSessionStore, SessionStore
-from store._errors import InvalidArgument
-from store.integrations.langchain import (
+from sessionstore import AsyncSessionStore, SessionStore
+from sessionstore.events import ReasoningPart, TextPart, ToolCallPart, Usage
+from sessionstore.events._errors import InvalidArgument
+from sessionstore.integrations.langchain import (
     SessionStoreChatMessageHistory,
     SessionStoreMiddleware,
     base_message_of,
     message_of,
 )
+from sessionstore.projections import LiveToolResult
 from tests.conftest import Backend
 
 BIG = "".join(f"line {n}: {'x' * 60}\n" for n in range(4_500))  # about 300 KB
@@ -516,9 +516,9 @@ def test_pruning_reaches_the_model_and_the_history_keeps_the_original(tmp_path: 
 
 def test_without_langchain_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)  # as if not installed
-    monkeypatch.delitem(sys.modules, "store.integrations.langchain")
+    monkeypatch.delitem(sys.modules, "sessionstore.integrations.langchain")
     with pytest.raises(ImportError, match=r"pip install 'sessionstore\[langchain\]'"):
-        importlib.import_module("store.integrations.langchain")
+        importlib.import_module("sessionstore.integrations.langchain")
 
 
 def test_a_tool_message_no_call_waits_for_is_kept_as_langchains_own_history_keeps_it(

@@ -20,8 +20,8 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from store import InvalidArgument, SessionStore
-from store.integrations.openai_agents import AgentsSession, context_filter
+from sessionstore import InvalidArgument, SessionStore
+from sessionstore.integrations.openai_agents import AgentsSession, context_filter
 
 set_tracing_disabled(True)  # no network: the SDK would send its traces to OpenAI
 

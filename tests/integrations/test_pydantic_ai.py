@@ -1,4 +1,4 @@
-"""`store.integrations.pydantic_ai` under pydantic-ai's own `Agent`, with its `FunctionModel`
+"""`sessionstore.integrations.pydantic_ai` under pydantic-ai's own `Agent`, with its `FunctionModel`
 (no network, no keys): a 300 KB tool return reaches the model truncated inside the run, two
 runs and a resume store every message once, and messages round-trip deep-equal."""
 
@@ -38,8 +38,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from store import AsyncSessionStore, InvalidArgument, SessionStore
-from store.integrations.pydantic_ai import (
+from sessionstore import AsyncSessionStore, InvalidArgument, SessionStore
+from sessionstore.integrations.pydantic_ai import (
     SessionHistory,
     history_processor,
     messages_of,

@@ -28,13 +28,16 @@ from google.genai import types
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
-from store import AsyncSessionStore, SessionStore
-from store._worker_threads import WORKER_THREADS
-from store.integrations.adk import SessionStoreService, context_callback
-from store.integrations.claude_agent_sdk import ClaudeSessionStore
-from store.integrations.langchain import SessionStoreChatMessageHistory, SessionStoreMiddleware
-from store.integrations.openai_agents import AgentsSession, context_filter
-from store.integrations.pydantic_ai import history_processor
+from sessionstore import AsyncSessionStore, SessionStore
+from sessionstore.aio._worker_threads import WORKER_THREADS
+from sessionstore.integrations.adk import SessionStoreService, context_callback
+from sessionstore.integrations.claude_agent_sdk import ClaudeSessionStore
+from sessionstore.integrations.langchain import (
+    SessionStoreChatMessageHistory,
+    SessionStoreMiddleware,
+)
+from sessionstore.integrations.openai_agents import AgentsSession, context_filter
+from sessionstore.integrations.pydantic_ai import history_processor
 from tests.conftest import Backend
 
 CALLS = 300

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from store import SessionStore
-from store._observe import strategy_of
+from sessionstore import SessionStore
+from sessionstore.context._observe import strategy_of
 from tests.contract.test_confirmed_compaction import crowded_session
 
 

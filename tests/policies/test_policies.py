@@ -5,9 +5,22 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from events import CompressionConfig, Message, MessagePinned, OutputsPruned, ToolCallPart, Usage
-from projections import LiveMessage, context_of, fold_events
-from store._policies import Measure, cooling_down, measure, plan_compaction, plan_prune
+from sessionstore.context._policies import (
+    Measure,
+    cooling_down,
+    measure,
+    plan_compaction,
+    plan_prune,
+)
+from sessionstore.events import (
+    CompressionConfig,
+    Message,
+    MessagePinned,
+    OutputsPruned,
+    ToolCallPart,
+    Usage,
+)
+from sessionstore.projections import LiveMessage, context_of, fold_events
 from tests.builders import compaction
 from tests.projections.log import Log
 

@@ -8,7 +8,19 @@ from typing import Any
 
 import pytest
 
-from events import (
+from sessionstore.context._policies import plan_compaction
+from sessionstore.context._strategies import (
+    MARKER,
+    blocks,
+    guard_compaction,
+    plan_importance,
+    plan_selective,
+    plan_sliding_window,
+    plan_strategy,
+    selective_kind,
+    thinking_protected,
+)
+from sessionstore.events import (
     CompressionConfig,
     ContextCompacted,
     InvalidArgument,
@@ -22,20 +34,8 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from events._compression import DEFAULT_SELECTIVE, SelectiveRule
-from projections import LiveMessage, context_of, fold_events
-from store._policies import plan_compaction
-from store._strategies import (
-    MARKER,
-    blocks,
-    guard_compaction,
-    plan_importance,
-    plan_selective,
-    plan_sliding_window,
-    plan_strategy,
-    selective_kind,
-    thinking_protected,
-)
+from sessionstore.events._compression import DEFAULT_SELECTIVE, SelectiveRule
+from sessionstore.projections import LiveMessage, context_of, fold_events
 from tests.projections.log import Log
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

@@ -8,7 +8,14 @@ import json
 
 import pytest
 
-from events import (
+from sessionstore.context._strategies import (
+    key_of,
+    plan_key_events,
+    plan_strategy,
+    plan_tool_blocks,
+    previews_in,
+)
+from sessionstore.events import (
     CompressionConfig,
     ContentRedacted,
     ContextCompacted,
@@ -22,16 +29,15 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from projections import ContextFold, LiveMessage, LiveToolResult, context_of, fold_events
-from projections._preview import NOTICE, preview
-from projections._snapshot import parse_snapshot
-from store._strategies import (
-    key_of,
-    plan_key_events,
-    plan_strategy,
-    plan_tool_blocks,
-    previews_in,
+from sessionstore.projections import (
+    ContextFold,
+    LiveMessage,
+    LiveToolResult,
+    context_of,
+    fold_events,
 )
+from sessionstore.projections._preview import NOTICE, preview
+from sessionstore.projections._snapshot import parse_snapshot
 from tests.contract.test_session_stateful import check_every_render
 from tests.projections.log import Log
 
@@ -279,7 +285,7 @@ def key_session() -> Log:
 
 
 def test_key_events_are_requests_errors_file_changes_and_decisions() -> None:
-    from store._strategies import blocks
+    from sessionstore.context._strategies import blocks
 
     kinds = {block[0].id: key_of(block) for block in blocks(messages_of(key_session()))}
     assert kinds == {

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import Direction
-from store._truncate import truncate, truncated_view
+from sessionstore.context._truncate import truncate, truncated_view
+from sessionstore.events import Direction
 
 TEN_LINES = "".join(f"line {i}\n" for i in range(10))  # 70 bytes
 

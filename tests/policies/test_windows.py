@@ -11,7 +11,9 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore import SessionStore, ToolCall
+from sessionstore.context._policies import plan_prune, saves_enough
+from sessionstore.events import (
     CompressionConfig,
     Message,
     MessageAppended,
@@ -20,9 +22,7 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from projections import LiveToolResult, context_of, fold_events
-from store import SessionStore, ToolCall
-from store._policies import plan_prune, saves_enough
+from sessionstore.projections import LiveToolResult, context_of, fold_events
 from tests.policies.test_policies import CONFIG, five_tokens, messages_of
 from tests.projections.log import Log
 

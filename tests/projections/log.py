@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from events import (
+from sessionstore.events import (
     Message,
     MessageAppended,
     Payload,

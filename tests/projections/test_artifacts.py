@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore.events import (
     ContentRedacted,
     Message,
     MessagesReverted,
@@ -17,7 +17,7 @@ from events import (
     ToolCallPart,
     ToolResultPart,
 )
-from projections import (
+from sessionstore.projections import (
     DEFAULT_TOOLS,
     ArtifactFold,
     ArtifactTrail,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from events import (
+from sessionstore.events import (
     Message,
     MessagePinned,
     MessagesReverted,
@@ -18,8 +18,8 @@ from events import (
     OutputsRestored,
     TextPart,
 )
-from projections import ContextFold, LiveToolResult, context_of, fold_events, timeline
-from projections._snapshot import parse_snapshot
+from sessionstore.projections import ContextFold, LiveToolResult, context_of, fold_events, timeline
+from sessionstore.projections._snapshot import parse_snapshot
 from tests.builders import compaction
 from tests.projections.log import T0, Log
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from events import (
+from sessionstore.events import (
     FilePart,
     Message,
     MessagesReverted,
@@ -25,7 +25,7 @@ from events import (
     ToolResultPart,
     Usage,
 )
-from projections import CONTINUED, INTERRUPTED, api_messages, context_of, fold_events
+from sessionstore.projections import CONTINUED, INTERRUPTED, api_messages, context_of, fold_events
 from tests.projections.log import Log
 
 GOLDEN = Path(__file__).parent / "golden"

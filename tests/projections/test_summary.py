@@ -14,9 +14,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import Message, TextPart, ToolCallPart, ToolResultPart
-from projections import LiveMessage, artifact_trail, context_of, fold_events
-from projections._summary import (
+from sessionstore.context._summarize import ExtractiveSummarizer, SummaryAnchors
+from sessionstore.context._tokens import count
+from sessionstore.events import Message, TextPart, ToolCallPart, ToolResultPart
+from sessionstore.projections import LiveMessage, artifact_trail, context_of, fold_events
+from sessionstore.projections._summary import (
     SUMMARY_MARKER,
     CommandEntry,
     DecisionEntry,
@@ -26,15 +28,13 @@ from projections._summary import (
     StructuredSummary,
     summary_from_trail,
 )
-from projections._summary_text import (
+from sessionstore.projections._summary_text import (
     HEADINGS,
     REQUEST_HEAD,
     SHORT_REQUEST,
     parse_summary,
     render_summary,
 )
-from store._summarize import ExtractiveSummarizer, SummaryAnchors
-from store._tokens import count
 from tests.projections.log import Log
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from projections._render_responses import sendable
+from sessionstore.projections._render_responses import sendable
 from tests.providers.responses_api import accepted_input
 
 JsonDict = dict[str, Any]

@@ -18,7 +18,8 @@ from anthropic._models import construct_type
 from anthropic.types import ContentBlock
 from anthropic.types import Message as AnthropicMessage
 
-from events import (
+from sessionstore import Session, SessionStore
+from sessionstore.events import (
     ANTHROPIC,
     InvalidArgument,
     NativePart,
@@ -29,7 +30,6 @@ from events import (
     ToolResultPart,
     Usage,
 )
-from store import Session, SessionStore
 from tests.conftest import Backend
 from tests.providers.fake_anthropic import validate_messages
 

@@ -16,8 +16,8 @@ from typing import Any
 import anthropic
 import pytest
 
-from events import ContextCompacted, OutputsPruned
-from store import SessionStore
+from sessionstore import SessionStore
+from sessionstore.events import ContextCompacted, OutputsPruned
 from tests.conftest import Backend
 from tests.providers.fake_anthropic import FakeAnthropic, serving
 

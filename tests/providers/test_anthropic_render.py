@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from events import (
+from sessionstore import Session, SessionStore
+from sessionstore.events import (
     OPENAI_RESPONSES,
     Message,
     Native,
@@ -22,9 +23,8 @@ from events import (
     TextPart,
     ToolCallPart,
 )
-from projections import CONTINUED, context_of, fold_events
-from store import Session, SessionStore
-from store._providers import anthropic_message
+from sessionstore.projections import CONTINUED, context_of, fold_events
+from sessionstore.providers import anthropic_message
 from tests.projections.log import Log
 from tests.providers.fake_anthropic import FakeAnthropic, validate_messages
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from openai.types.chat import ChatCompletion
 
-from events import OPENAI_CHAT, Native, TextPart, ToolCallPart, Usage
-from store import InvalidArgument, Session, SessionStore
+from sessionstore import InvalidArgument, Session, SessionStore
+from sessionstore.events import OPENAI_CHAT, Native, TextPart, ToolCallPart, Usage
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -19,7 +19,8 @@ import pytest
 from openai._models import construct_type
 from openai.types.responses import Response
 
-from events import (
+from sessionstore import Session, SessionStore
+from sessionstore.events import (
     OPENAI_RESPONSES,
     InvalidArgument,
     Message,
@@ -30,7 +31,6 @@ from events import (
     ToolCallPart,
     Usage,
 )
-from store import Session, SessionStore
 from tests.conftest import Backend
 from tests.providers.responses_api import accepted_input, output_item_types, response
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from events import ReasoningPart
-from projections import INTERRUPTED, estimate_tokens
-from store import Session, SessionStore
+from sessionstore import Session, SessionStore
+from sessionstore.events import ReasoningPart
+from sessionstore.projections import INTERRUPTED, estimate_tokens
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 HERE = Path(__file__).parent

@@ -15,8 +15,8 @@ from typing import Any
 import openai
 import pytest
 
-from events import ContextCompacted, OutputsPruned
-from store import SessionStore
+from sessionstore import SessionStore
+from sessionstore.events import ContextCompacted, OutputsPruned
 from tests.conftest import Backend
 from tests.providers.fake_responses import TIMEOUT, Turn, input_errors, serving
 
@@ -115,7 +115,7 @@ from pathlib import Path
 
 from openai import OpenAI
 
-from store import SessionStore
+from sessionstore import SessionStore
 
 client = OpenAI()  # $OPENAI_API_KEY, $OPENAI_BASE_URL
 store = SessionStore("sqlite:///agent.db")

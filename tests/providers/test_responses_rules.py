@@ -1,6 +1,7 @@
 """`to_responses()` for what other providers produced, and for what context management did:
-the written rules of `projections._render_responses`, checked with the SDK's types and with the
-stateless server's rules (`fake_responses.input_errors`) at every point of a session's history.
+the written rules of `sessionstore.projections._render_responses`, checked with the SDK's types and
+with the stateless server's rules (`fake_responses.input_errors`) at every point of a session's
+history.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
-from events import InvalidArgument, InvalidEvent, NativePart, ToolCallPart
-from projections import LiveToolResult
-from store import CompactionError, Session, SessionStore
+from sessionstore import CompactionError, Session, SessionStore
+from sessionstore.events import InvalidArgument, InvalidEvent, NativePart, ToolCallPart
+from sessionstore.projections import LiveToolResult
 from tests.providers.fake_responses import input_errors
 from tests.providers.responses_api import accepted_input, response
 

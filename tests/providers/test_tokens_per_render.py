@@ -11,7 +11,8 @@ from anthropic.types import Message as AnthropicMessage
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from events import (
+from sessionstore import InvalidArgument, Session, SessionStore, ToolCall
+from sessionstore.events import (
     ANTHROPIC,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
@@ -21,8 +22,7 @@ from events import (
     ReasoningPart,
     TextPart,
 )
-from projections import INTERRUPTED, estimate_tokens
-from store import InvalidArgument, Session, SessionStore, ToolCall
+from sessionstore.projections import INTERRUPTED, estimate_tokens
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 SERVER_TOOL_TEXT = '[web_search {"query":"python add"}]'

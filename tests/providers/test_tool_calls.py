@@ -9,8 +9,8 @@ import pytest
 from anthropic.types import ToolUseBlock
 from openai.types.chat import ChatCompletion
 
-from events import OPENAI_CHAT, ToolCallPart
-from store import InvalidArgument, Session, SessionStore, ToolCall
+from sessionstore import InvalidArgument, Session, SessionStore, ToolCall
+from sessionstore.events import OPENAI_CHAT, ToolCallPart
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 RAW = '{"path": "a.py",  "limit": 1.50, "note": "caf\\u00e9"}'

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from events import FilePart, OutputsPruned, TextPart, ToolResultPart
-from projections import FILE_TOKENS, LiveToolResult
-from store import InvalidArgument, Session, SessionStore, ToolCall
-from store._tokens import count
+from sessionstore import InvalidArgument, Session, SessionStore, ToolCall
+from sessionstore.context._tokens import count
+from sessionstore.events import FilePart, OutputsPruned, TextPart, ToolResultPart
+from sessionstore.projections import FILE_TOKENS, LiveToolResult
 from tests.providers.request_types import check_anthropic, check_chat, check_responses
 
 PNG = "iVBORw0KGgoAAAANSUhEUg=="

@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
-from store._errors import DatabaseUnavailable
-from store._migrate import head_revision
-from store._recorder import BodyRow, EventRow, Head, LostRace, NewSession, Recorder
-from store._schema import events as events_table
-from store._sql import PAGE
+from sessionstore.events._errors import DatabaseUnavailable
+from sessionstore.storage._migrate import head_revision
+from sessionstore.storage._recorder import BodyRow, EventRow, Head, LostRace, NewSession, Recorder
+from sessionstore.storage._schema import events as events_table
+from sessionstore.storage._sql import PAGE
 
 T0 = datetime(2026, 11, 23, 12, 0, 0, 123456, tzinfo=UTC)
 

@@ -18,12 +18,12 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from store import DatabaseUnavailable, SchemaMismatch, SessionStore
-from store._cli import main
-from store._migrate import alembic_config, ensure_schema
-from store._postgres import PostgresRecorder
-from store._recorder import Recorder
-from store._schema import metadata
+from sessionstore import DatabaseUnavailable, SchemaMismatch, SessionStore
+from sessionstore.cli import main
+from sessionstore.storage._migrate import alembic_config, ensure_schema
+from sessionstore.storage._postgres import PostgresRecorder
+from sessionstore.storage._recorder import Recorder
+from sessionstore.storage._schema import metadata
 from tests.builders import conversation
 from tests.conftest import TEST_PARTITIONS, Backend, fresh_database
 from tests.recorders.recorder_contract import RecorderContract

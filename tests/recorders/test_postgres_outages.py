@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pytest
 import sqlalchemy as sa
 
-from events import TextPart
-from store import DatabaseUnavailable, Session, SessionStore, SessionStoreError
+from sessionstore import DatabaseUnavailable, Session, SessionStore, SessionStoreError
+from sessionstore.events import TextPart
 from tests.conftest import POSTGRES_URL, require_postgres
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from store._migrate import ensure_schema
-from store._postgres import PostgresRecorder
-from store._recorder import Recorder
+from sessionstore.storage._migrate import ensure_schema
+from sessionstore.storage._postgres import PostgresRecorder
+from sessionstore.storage._recorder import Recorder
 from tests.conftest import fresh_database, require_postgres
 from tests.recorders.recorder_contract import RecorderContract, unreachable
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from store import DatabaseUnavailable, Session, SessionStore
+from sessionstore import DatabaseUnavailable, Session, SessionStore
 
 CALLS: dict[str, Callable[[SessionStore, Session], object]] = {
     "append": lambda store, s: s.append_user("one more"),

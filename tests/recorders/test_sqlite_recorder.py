@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from store._migrate import ensure_schema
-from store._recorder import Recorder
-from store._sqlite import SqliteRecorder, read_time, stored_time
+from sessionstore.storage._migrate import ensure_schema
+from sessionstore.storage._recorder import Recorder
+from sessionstore.storage._sqlite import SqliteRecorder, read_time, stored_time
 from tests.recorders.recorder_contract import T0, RecorderContract, unreachable
 
 

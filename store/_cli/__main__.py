@@ -1,5 +1,0 @@
-import sys
-
-from store._cli import main
-
-sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from sessionstore.cli import main
+
+sys.exit(main())

@@ -1,0 +1,130 @@
+"""What every `sessionstore` command shares: the database URL (`--db` before or after the
+command), and one store, opened on first use for reading or for writing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+import sqlalchemy as sa
+from rich.console import Console, RenderableType
+
+from sessionstore.session import SessionStore
+from sessionstore.storage import database_file, resolve_url
+
+DB_HELP = "Database URL (default: $SESSIONSTORE_URL, else sqlite:///sessions.db)."
+NEVER = sys.maxsize
+"""`snapshot_every` for a store that reads: its sessions never save a snapshot."""
+
+
+class Cli:
+    """What every command shares: the database URL, and one store opened on first use."""
+
+    def __init__(self, db: str | None) -> None:
+        self.db = db  # `--db` before the command; `--db` after it may still set it
+        self._store: SessionStore | None = None
+        self.out = Console(
+            highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 200
+        )
+
+    @property
+    def url(self) -> str:
+        return resolve_url(self.db)
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as it may be printed: without its password."""
+        return sa.make_url(self.url).render_as_string(hide_password=True)
+
+    @property
+    def store(self) -> SessionStore:
+        """The store for a command that writes: an empty or older database is migrated."""
+        if self._store is None:
+            self._store = SessionStore(self.url)
+        return self._store
+
+    @property
+    def reader(self) -> SessionStore:
+        """The store for a command that only reads: it creates, migrates and writes nothing,
+        not even a snapshot (a cache a writer would save on resuming a long session)."""
+        if self._store is None:
+            self.refuse_missing_file()
+            self._store = SessionStore(self.url, create=False, migrate=False, snapshot_every=NEVER)
+        return self._store
+
+    def refuse_missing_file(self) -> None:
+        """A SQLite file that is not there is a mistyped path, not a wish for a new store."""
+        path = database_file(self.url)
+        if path is not None and path.parent.is_dir() and not path.exists():
+            raise click.ClickException(
+                f"no database at {path}: read-only commands create none "
+                "(`sessionstore demo` or `sessionstore import` makes one)"
+            )
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def show(self, renderable: RenderableType) -> None:
+        """Print through Rich; off a terminal, without the padding Rich leaves at line ends."""
+        if self.out.is_terminal:
+            self.out.print(renderable)
+            return
+        with self.out.capture() as captured:
+            self.out.print(renderable)
+        click.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
+
+    def json(self, data: Any) -> None:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+pass_cli = click.make_pass_decorator(Cli)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def database_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """`--db`: a URL, or nothing (then $SESSIONSTORE_URL or the default); never empty."""
+    if value == "":
+        raise click.BadParameter("it is empty; give a database URL such as sqlite:///sessions.db")
+    return value
+
+
+def database_url_after_command(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> None:
+    """`--db` given after the command: the same as before it, once."""
+    if database_url(ctx, param, value) is None:
+        return
+    app = ctx.find_object(Cli)
+    assert app is not None, "the group's callback makes it before any command's options"
+    if app.db is not None and app.db != value:
+        raise click.BadParameter(
+            f"{printable(value)} here, but {printable(app.db)} before the command; give one"
+        )
+    app.db = value
+
+
+def printable(url: str | None) -> str:
+    try:
+        return sa.make_url(url or "").render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return repr(url)
+
+
+def accept_db_after_each_command(group: click.Group) -> None:
+    """`--db` works after any command as before it (`sessionstore ls --db URL`), and each
+    command's `--help` lists it."""
+    for command in group.commands.values():
+        command.params.append(
+            click.Option(
+                ["--db"],
+                metavar="URL",
+                expose_value=False,
+                callback=database_url_after_command,
+                help=DB_HELP,
+            )
+        )
+        if isinstance(command, click.Group):
+            accept_db_after_each_command(command)

@@ -1,0 +1,54 @@
+"""The entry point: arguments in, one line per error out, an exit code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from sessionstore.cli._commands import cli
+from sessionstore.events import SessionStoreError
+
+USAGE_ERROR = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args  # accepted anywhere, before or after the command
+    if debug:
+        args = ["--debug", *(arg for arg in args if arg != "--debug")]
+    try:
+        result = cli.main(args=args, prog_name="sessionstore", standalone_mode=False)
+    except click.UsageError as exc:
+        path = exc.ctx.command_path if exc.ctx else "sessionstore"
+        _error(f"{exc.format_message()} (see {path} --help)".replace("\n", " "))
+        return USAGE_ERROR
+    except click.Abort:
+        _error("aborted")
+        return 130
+    except click.ClickException as exc:
+        _error(exc.format_message())
+        return exc.exit_code
+    except (SessionStoreError, OSError) as exc:
+        if debug:
+            raise
+        _error(_first_line(str(exc)) or type(exc).__name__)
+        return 1
+    except Exception as exc:  # a bug of ours: still one line, with the way to see more
+        if debug:
+            raise
+        _error(
+            f"unexpected {type(exc).__name__}: {_first_line(str(exc))} "
+            "(run with --debug for the traceback)"
+        )
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _error(message: str) -> None:
+    print(f"sessionstore: error: {_first_line(message)}", file=sys.stderr)

@@ -1,0 +1,88 @@
+"""Context management: what the model is shown, kept inside its window without losing the work.
+
+Pure policies (measure, plan a prune, plan a compaction), the strategies that pick what to
+shrink, truncation of one output, token counting with offline tiktoken, summarizers, the
+confirmation hook for a proposed compaction, observability of each decision, and the context
+manager that applies them to a session through a narrow interface (the fold, an append, the
+clock, token counting).
+"""
+
+from sessionstore.context._confirm import (
+    CompactionProposal,
+    CompactionRefused,
+    Confirm,
+    confirmed,
+    oldest_turns,
+    proposal_of,
+    turns_to_drop,
+)
+from sessionstore.context._observe import phase, strategy_of
+from sessionstore.context._policies import (
+    CompactionPlan,
+    Measure,
+    PrunePlan,
+    attempt_limits,
+    cooling_down,
+    measure,
+    plan_compaction,
+    plan_prune,
+    saves_enough,
+)
+from sessionstore.context._strategies import guard_compaction, plan_strategy
+from sessionstore.context._summarize import (
+    CallerLoop,
+    ExtractiveSummarizer,
+    Summarizer,
+    SummaryAnchors,
+    accepts_anchors,
+    marked_summary,
+    run_summarizer,
+)
+from sessionstore.context._summarize_model import ModelSummarizer, OpenAIChatSummarizer
+from sessionstore.context._tokens import (
+    DEFAULT_ENCODING,
+    count,
+    load_encoding,
+    longest_token,
+    with_tokens,
+)
+from sessionstore.context._truncate import size_and_lines, truncate
+
+__all__ = [
+    "DEFAULT_ENCODING",
+    "CallerLoop",
+    "CompactionPlan",
+    "CompactionProposal",
+    "CompactionRefused",
+    "Confirm",
+    "ExtractiveSummarizer",
+    "Measure",
+    "ModelSummarizer",
+    "OpenAIChatSummarizer",
+    "PrunePlan",
+    "Summarizer",
+    "SummaryAnchors",
+    "accepts_anchors",
+    "attempt_limits",
+    "confirmed",
+    "cooling_down",
+    "count",
+    "guard_compaction",
+    "load_encoding",
+    "longest_token",
+    "marked_summary",
+    "measure",
+    "oldest_turns",
+    "phase",
+    "plan_compaction",
+    "plan_prune",
+    "plan_strategy",
+    "proposal_of",
+    "run_summarizer",
+    "saves_enough",
+    "size_and_lines",
+    "strategy_of",
+    "truncate",
+    "turns_to_drop",
+    "with_tokens",
+]

@@ -1,0 +1,222 @@
+"""The event log that a store and its session handles share: checking and encoding events,
+appending them after a head, reading and folding sessions, and keeping snapshots, over one
+recorder.
+
+`SessionStore` is its public face (arguments checked, sessions created, imported and exported);
+`Session` handles use it directly, so neither reaches into the other.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+from pydantic import ValidationError
+
+from sessionstore.events import (
+    CompressionChanged,
+    CompressionConfig,
+    ContentRedacted,
+    ContextCompacted,
+    InvalidEvent,
+    InvalidReplayPoint,
+    RecordedEvent,
+    SessionStarted,
+    brief,
+    describe_validation_error,
+    one_line,
+)
+from sessionstore.log._append import Clock, Encoded, EventLike, append, encode_batch, head_seq
+from sessionstore.log._bodies import decode_stored
+from sessionstore.log._redact import check_redaction
+from sessionstore.log._replay import LoadedFold, load_fold, save_snapshot, seq_at_time
+from sessionstore.projections import ContextFold
+from sessionstore.storage import Head, Recorder
+
+log = logging.getLogger("sessionstore")
+
+MAX_SEQ = 2**31 - 1
+"""The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
+
+
+def check_stored_configs(batch: Sequence[Encoded]) -> None:
+    """Refuse a `SessionStarted` or `CompressionChanged` whose settings `CompressionConfig`
+    refuses: events are never rewritten, so once stored such a config would stay in force.
+    (A session that holds one anyway, from an older version, runs on the defaults.)"""
+    for item in batch:
+        payload = item.event.payload
+        if isinstance(payload, SessionStarted | CompressionChanged):
+            try:
+                CompressionConfig.model_validate(payload.compression)
+            except ValidationError as exc:
+                problems = describe_validation_error(exc, prefix="compression")
+                raise InvalidEvent(f"{item.type}: {problems}") from None
+
+
+class EventLog:
+    """Sessions' events on one recorder, with the store's limits and clock."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        *,
+        max_payload_bytes: int,
+        snapshot_every: int,
+        clock: Clock,
+    ) -> None:
+        self.recorder = recorder
+        self.max_payload_bytes = max_payload_bytes
+        self.snapshot_every = snapshot_every
+        self._clock = clock
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    # writing
+
+    def encode(self, events: Sequence[EventLike]) -> list[Encoded]:
+        """Check and encode a batch before any I/O (`InvalidEvent`, `PayloadTooLarge`)."""
+        batch = encode_batch(events, self.max_payload_bytes)
+        check_stored_configs(batch)
+        return batch
+
+    def append(
+        self,
+        session_id: str,
+        events: Sequence[EventLike],
+        expected_version: int | None,
+        known_head: Head | None = None,
+    ) -> list[RecordedEvent]:
+        """Append `events` in one transaction after `expected_version` (`None`: whatever the
+        head is); `known_head` saves reading the head when the caller's fold knows it."""
+        batch = self.encode(events)
+        return self.append_encoded(session_id, batch, expected_version, known_head)
+
+    def append_encoded(
+        self,
+        session_id: str,
+        batch: list[Encoded],
+        expected_version: int | None,
+        known_head: Head | None = None,
+    ) -> list[RecordedEvent]:
+        redactions = [
+            e.event.payload for e in batch if isinstance(e.event.payload, ContentRedacted)
+        ]
+        for redaction in redactions:
+            check_redaction(self.recorder, session_id, redaction)
+        recorded = append(
+            self.recorder, session_id, batch, expected_version, self._clock, known_head
+        )
+        if redactions:
+            self._forget_snapshots(session_id)
+            self.scrub(f"redacted bodies of {session_id}")
+        return recorded
+
+    def scrub(self, deleted: str) -> None:
+        """Make the bodies just `deleted` (what they were, for the log) unreadable in the
+        database's files too. Idempotent: a redaction or purge retried after a crash between
+        its commit and its scrub finds nothing left to delete, and scrubs again here."""
+        if not self.recorder.scrub():
+            log.warning(
+                "%s are deleted, but a reader still holds the database's old pages: their bytes "
+                "leave its files at the next checkpoint",
+                deleted,
+            )
+
+    def _forget_snapshots(self, session_id: str) -> None:
+        """Snapshots of the session and of its forks were folded from content a redaction
+        just deleted; a replay now reads the placeholder, so they go (best effort: one left
+        behind is ignored on resume, and `verify` names it)."""
+        children: dict[str, list[str]] = {}
+        for info in self.recorder.sessions():
+            if info.parent_id is not None:
+                children.setdefault(info.parent_id, []).append(info.id)
+        lineage: list[str] = []
+        stack = [session_id]
+        while stack:
+            current = stack.pop()
+            if current not in lineage:
+                lineage.append(current)
+                stack.extend(children.get(current, ()))
+        try:
+            self.recorder.forget_snapshots(lineage)
+        except Exception as exc:
+            log.warning("could not delete the snapshots of %s: %s", session_id, one_line(exc))
+
+    # reading
+
+    def version(self, session_id: str) -> int:
+        """The session's head seq; `UnknownSession` when there is none."""
+        return head_seq(self.recorder, session_id)
+
+    def read(self, session_id: str, from_seq: int, to_seq: int) -> list[RecordedEvent]:
+        """The session's events with `from_seq <= seq <= to_seq`, in order, upcast; the
+        bounds are clamped to the seqs a session can have."""
+        low, high = max(from_seq, 1), min(to_seq, MAX_SEQ)
+        stored = list(self.recorder.events(session_id, low, high)) if low <= high else []
+        if not stored:
+            head_seq(self.recorder, session_id)  # UnknownSession
+        return decode_stored(self.recorder, stored)
+
+    def load(self, session_id: str) -> LoadedFold:
+        """The session's fold at its head, from the newest usable snapshot; one is saved when
+        due, so the next resume folds less."""
+        loaded = load_fold(self.recorder, session_id, self.version(session_id))
+        snapshot_seq = loaded.snapshot_seq or 0
+        if self.snapshot_due(loaded.fold, snapshot_seq, compacted=False):
+            self.save_snapshot(loaded.fold)
+            snapshot_seq = loaded.fold.seq
+        return LoadedFold(loaded.fold, snapshot_seq)
+
+    def fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
+        """A fresh fold of the session right after event `at` (a seq or a time)."""
+        return load_fold(self.recorder, session_id, self.seq_at(session_id, at)).fold
+
+    def seq_at(self, session_id: str, at: int | datetime) -> int:
+        """The seq a replay point names: `at` itself, or the last event at or before a time;
+        `InvalidReplayPoint` for anything else."""
+        head = self.version(session_id)
+        if isinstance(at, datetime):
+            return seq_at_time(self.recorder, session_id, at)
+        if isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= head:
+            return at
+        raise InvalidReplayPoint(
+            f"at= must be a seq from 1 to {head} or a datetime, got {brief(at)}"
+        )
+
+    def fold_from_scratch(self, session_id: str, at: int) -> ContextFold:
+        """The fold of every event up to `at`, ignoring snapshots (for checks and benchmarks)."""
+        return load_fold(self.recorder, session_id, at, use_snapshots=False).fold
+
+    # snapshots
+
+    def snapshot_due(self, fold: ContextFold, snapshot_seq: int, *, compacted: bool) -> bool:
+        """At each compaction; otherwise once the events since the last snapshot reach both
+        `snapshot_every` and half the live message count. A snapshot costs O(live messages),
+        so spacing them by at least that much keeps its cost per append constant."""
+        since = fold.seq - snapshot_seq
+        return compacted or since >= max(self.snapshot_every, fold.live_count // 2)
+
+    def after_append(
+        self, fold: ContextFold, snapshot_seq: int, recorded: list[RecordedEvent]
+    ) -> int:
+        """Save a snapshot if one is due; return the seq of the newest one."""
+        compacted = any(isinstance(e.payload, ContextCompacted) for e in recorded)
+        if not self.snapshot_due(fold, snapshot_seq, compacted=compacted):
+            return snapshot_seq
+        self.save_snapshot(fold)
+        return fold.seq
+
+    def save_snapshot(self, fold: ContextFold) -> None:
+        """Best effort: a snapshot is a cache, and failing to write one, in any way, must not
+        make the append that triggered it look failed (a caller would retry it)."""
+        try:
+            save_snapshot(self.recorder, fold, self._clock())
+        except Exception as exc:
+            log.warning(
+                "could not save a snapshot of %s at %s: %s",
+                fold.session_id,
+                fold.seq,
+                one_line(exc),
+            )

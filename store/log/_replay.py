@@ -1,0 +1,250 @@
+"""Reading a session's context fold from the database, with snapshots.
+
+A snapshot is the context fold's state at one seq (`ContextFold.to_snapshot`), stored with its
+projection name and version. It is a cache: loading takes the newest snapshot at or before the
+point asked for, checks it (its projection version, the hash of the event it stands at, the
+messages it names), and folds the events after it. A snapshot that fails any check is ignored
+and the fold starts from the first event, so deleting snapshots never changes a result.
+
+A fork's history is its parent's up to the fork point, then its own: with no snapshot of its
+own, a fork's fold starts from its parent's fold at `parent_seq` (itself loaded this way).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sessionstore.events import (
+    ContextCompacted,
+    DatabaseUnavailable,
+    InvalidEvent,
+    InvalidReplayPoint,
+    Message,
+    MessageAppended,
+    RecordedEvent,
+    SessionStarted,
+    collection_paused,
+    one_line,
+)
+from sessionstore.log._append import head_seq
+from sessionstore.log._bodies import decode_stored
+from sessionstore.projections import (
+    PROJECTION,
+    PROJECTION_VERSION,
+    ContextFold,
+    EventRef,
+    parse_snapshot,
+)
+from sessionstore.storage import Recorder, StoredEvent
+
+log = logging.getLogger("sessionstore")
+
+_DECODE_PAGE = 500
+"""Events decoded together: their bodies are read in one query."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedFold:
+    fold: ContextFold
+    snapshot_seq: int | None
+    """The seq of the snapshot the fold started from, or `None` when it folded everything."""
+
+
+def seq_at_time(recorder: Recorder, session_id: str, moment: datetime) -> int:
+    """The last seq recorded at or before `moment`, any aware datetime: one whose UTC time
+    falls outside years 1 to 9999 (`datetime.min` east of Greenwich, say) is before or after
+    every event."""
+    offset = moment.utcoffset()
+    if offset is None:
+        raise InvalidReplayPoint("at= needs a timezone-aware datetime (the store keeps UTC)")
+    try:
+        utc = moment.astimezone(UTC)  # SQLite compares the stored UTC text, offsets ignored
+    except OverflowError:
+        if offset > timedelta(0):
+            head_seq(recorder, session_id)  # UnknownSession first
+            raise InvalidReplayPoint(
+                f"session {session_id!r} had not started at {moment.isoformat()}"
+            ) from None
+        return head_seq(recorder, session_id)
+    moment = utc
+    seq = recorder.seq_at(session_id, moment)
+    if seq is None:
+        head_seq(recorder, session_id)  # UnknownSession first
+        raise InvalidReplayPoint(f"session {session_id!r} had not started at {moment.isoformat()}")
+    return int(seq)
+
+
+@collection_paused()
+def load_fold(
+    recorder: Recorder, session_id: str, to_seq: int, *, use_snapshots: bool = True
+) -> LoadedFold:
+    """The session's context fold right after event `to_seq` (which must exist).
+
+    A fork's history is its parent's up to the fork point: the walk goes up the chain of
+    parents (iteratively, so no depth is too deep) until it meets a usable snapshot or a
+    session that is no fork, then folds back down."""
+    below: list[tuple[str, int, RecordedEvent]] = []  # (session, up to seq, its first event)
+    seen: set[str] = set()
+    session, upto = session_id, to_seq
+    fold: ContextFold | None = None
+    snapshot_seq = None
+    while fold is None:
+        if session in seen:
+            raise InvalidEvent(f"the fork chain of {session_id!r} loops back to {session!r}")
+        seen.add(session)
+        if use_snapshots:
+            loaded = _from_newest_snapshot(recorder, session, upto)
+            if loaded is not None:
+                fold = loaded.fold
+                snapshot_seq = loaded.snapshot_seq if session == session_id else None
+                break
+        first = _first_event(recorder, session, upto)
+        below.append((session, upto, first))
+        parent = _parent(first)
+        if parent is None:
+            fold = ContextFold()
+        else:
+            session, upto = parent
+    for session, upto, first in reversed(below):
+        fold.apply(first)
+        for event in events_of(recorder, session, 2, upto):
+            fold.apply(event)
+    return LoadedFold(fold, snapshot_seq)
+
+
+def _first_event(recorder: Recorder, session_id: str, to_seq: int) -> RecordedEvent:
+    first = next(events_of(recorder, session_id, 1, min(to_seq, 1)), None)
+    if first is None:
+        raise InvalidReplayPoint(f"session {session_id!r} has no event {to_seq}")
+    return first
+
+
+def _parent(first: RecordedEvent) -> tuple[str, int] | None:
+    """(parent session, fork point) when the session starting with `first` is a fork."""
+    started = first.payload
+    if isinstance(started, SessionStarted) and started.parent_session_id is not None:
+        assert started.parent_seq is not None  # SessionStarted's own validation
+        return started.parent_session_id, started.parent_seq
+    return None
+
+
+def events_of(
+    recorder: Recorder, session_id: str, from_seq: int, to_seq: int
+) -> Iterator[RecordedEvent]:
+    """The session's events from `from_seq` to `to_seq`, in order, decoded and upcast."""
+    page: list[StoredEvent] = []
+    for stored in recorder.events(session_id, from_seq, to_seq):
+        page.append(stored)
+        if len(page) == _DECODE_PAGE:
+            yield from decode_stored(recorder, page)
+            page = []
+    yield from decode_stored(recorder, page)
+
+
+def _from_newest_snapshot(recorder: Recorder, session_id: str, to_seq: int) -> LoadedFold | None:
+    """The newest usable snapshot folded forward to `to_seq`, or `None` (logged) when there is
+    none or the newest one fails a check: a bad cache costs a longer fold, never a wrong
+    context or a crash."""
+    found = recorder.newest_snapshot(session_id, PROJECTION, PROJECTION_VERSION, to_seq)
+    if found is None:
+        return None
+    seq, text = found
+    try:
+        fold = _checked_snapshot(recorder, session_id, seq, text)
+        for event in events_of(recorder, session_id, seq + 1, to_seq):
+            fold.apply(event)
+    except DatabaseUnavailable:
+        raise
+    except Exception as exc:
+        log.warning("ignoring the snapshot of %s at seq %s: %s", session_id, seq, one_line(exc))
+        return None
+    return LoadedFold(fold, seq)
+
+
+def _checked_snapshot(recorder: Recorder, session_id: str, seq: int, text: str) -> ContextFold:
+    """The fold a stored snapshot holds, after every check the log allows without folding it
+    again: its schema and digest, the event it stands at, its header against the session's
+    `SessionStarted`, and every message it references (in this session before its seq, or in
+    an ancestor before the fork point, with the id and kind it claims)."""
+    state = parse_snapshot(text)
+    if (state.session_id, state.seq) != (session_id, seq):
+        raise ValueError(f"it is the state of {state.session_id!r} at seq {state.seq}")
+    own = next(events_of(recorder, session_id, 1, 1), None)
+    at_seq = next(events_of(recorder, session_id, seq, seq), None)
+    if own is None or at_seq is None or at_seq.hash != state.hash:
+        raise ValueError("it does not stand at the event it names")
+    started = own.payload
+    assert isinstance(started, SessionStarted)
+    as_started = {
+        "compression": started.compression,
+        "app": started.app,
+        "user": started.user,
+        "tags": started.tags,
+    }  # what later events change in the header
+    if state.header.model_copy(update=as_started) != started:
+        raise ValueError("its header is not the session's SessionStarted")
+    limits = _reference_limits(recorder, session_id, seq, started, set(state.sessions))
+    refs = ContextFold.snapshot_refs(state)
+    for (session, ref_seq), _ in refs:
+        if ref_seq > limits.get(session, 0):
+            raise ValueError(f"it references {session!r} seq {ref_seq}, outside its history")
+    found = _messages(recorder, [ref for ref, _ in refs])
+    for ref, summary in refs:
+        if ref not in found or found[ref][1] != summary:
+            raise ValueError(f"no {'summary' if summary else 'message'} at {ref}")
+    return ContextFold.from_snapshot(state, {ref: message for ref, (message, _) in found.items()})
+
+
+def _reference_limits(
+    recorder: Recorder, session_id: str, seq: int, started: SessionStarted, wanted: set[str]
+) -> dict[str, int]:
+    """The last seq a snapshot at `seq` may reference in each session of its history: its own
+    up to `seq`, each ancestor's up to the fork point the chain names. The walk up stops once
+    every session in `wanted` is placed."""
+    limits = {session_id: seq}
+    while not wanted <= limits.keys() and started.parent_session_id is not None:
+        parent, fork_point = started.parent_session_id, started.parent_seq or 0
+        if parent in limits:
+            break  # a loop in the chain: nothing further up is history
+        limits[parent] = fork_point
+        first = next(events_of(recorder, parent, 1, 1), None)
+        if first is None or not isinstance(first.payload, SessionStarted):
+            break
+        started = first.payload
+    return limits
+
+
+def _messages(recorder: Recorder, refs: list[EventRef]) -> dict[EventRef, tuple[Message, bool]]:
+    """The messages stored at `refs`, each with whether it is a compaction summary."""
+    by_session: dict[str, list[int]] = {}
+    for session_id, seq in refs:
+        by_session.setdefault(session_id, []).append(seq)
+    found: dict[EventRef, tuple[Message, bool]] = {}
+    for session_id, seqs in by_session.items():
+        wanted = set(seqs)
+        kept = [e for e in _stored_at(recorder, session_id, sorted(wanted)) if e.seq in wanted]
+        for event in decode_stored(recorder, kept):  # a range read also reads those between
+            payload = event.payload
+            if isinstance(payload, MessageAppended):
+                found[(session_id, event.seq)] = (payload.message, False)
+            elif isinstance(payload, ContextCompacted):
+                found[(session_id, event.seq)] = (payload.summary, True)
+    return found
+
+
+def _stored_at(recorder: Recorder, session_id: str, seqs: list[int]) -> Iterator[StoredEvent]:
+    """Where most events of a stretch are wanted (a context nothing was compacted out of), one
+    range read is faster than lookups by key; sparse ones are looked up by seq."""
+    if len(seqs) * 2 >= seqs[-1] - seqs[0] + 1:
+        return recorder.events(session_id, seqs[0], seqs[-1])
+    return recorder.events_at(session_id, seqs)
+
+
+def save_snapshot(recorder: Recorder, fold: ContextFold, now: datetime) -> None:
+    """Store the fold's state at its seq; a snapshot already there is kept as it is."""
+    state = json.dumps(fold.to_snapshot(), ensure_ascii=False)
+    recorder.save_snapshot(fold.session_id, PROJECTION, PROJECTION_VERSION, fold.seq, state, now)

@@ -1,0 +1,73 @@
+"""Figures about a whole store and its sessions, for `sessionstore ls` and `stats`: counted in
+SQL where they can be, folded from snapshots where they need the live context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sessionstore.events import ContextCompacted, OutputsPruned
+from sessionstore.log._bodies import decode_structure
+from sessionstore.log._replay import load_fold
+from sessionstore.storage import Recorder, SessionInfo
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """How much a store holds, and how many tokens its sessions' pruning and compaction took
+    out of the live contexts (nothing is deleted: those tokens stay in the log)."""
+
+    sessions: int
+    events: int
+    payload_bytes: int
+    prunes: int
+    compactions: int
+    tokens_freed_by_pruning: int
+    tokens_freed_by_compaction: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One line of a session listing: the session, its live context's size and window, and
+    how often it was compacted."""
+
+    info: SessionInfo
+    live_tokens: int
+    context_window: int | None
+    compactions: int
+
+
+_SHRINKING = ("OutputsPruned", "ContextCompacted")
+
+
+def store_stats(recorder: Recorder) -> StoreStats:
+    counts = recorder.counts()
+    prunes = compactions = pruned_tokens = compacted_tokens = 0
+    for event_type, version, text in recorder.payloads_of_type(_SHRINKING):
+        payload = decode_structure(event_type, version, text)
+        if isinstance(payload, OutputsPruned):
+            prunes += 1
+            pruned_tokens += payload.tokens_freed
+        elif isinstance(payload, ContextCompacted):
+            compactions += 1
+            compacted_tokens += max(payload.tokens_before - payload.tokens_after, 0)
+    return StoreStats(
+        sessions=counts.sessions,
+        events=counts.events,
+        payload_bytes=counts.payload_bytes,
+        prunes=prunes,
+        compactions=compactions,
+        tokens_freed_by_pruning=pruned_tokens,
+        tokens_freed_by_compaction=compacted_tokens,
+    )
+
+
+def session_summaries(recorder: Recorder, infos: list[SessionInfo]) -> list[SessionSummary]:
+    """Each session's live size comes from its newest snapshot plus the events after it."""
+    only = infos[0].id if len(infos) == 1 else None
+    counts = recorder.count_of_type("ContextCompacted", only)
+    summaries = []
+    for info in infos:
+        fold = load_fold(recorder, info.id, info.version).fold
+        window = fold.header.context_window if fold.header is not None else None
+        summaries.append(SessionSummary(info, fold.tokens, window, counts.get(info.id, 0)))
+    return summaries

@@ -1,0 +1,582 @@
+"""`SessionStore`: the public face of the event log."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, get_args, overload
+
+from pydantic import JsonValue, ValidationError
+
+from sessionstore.context import DEFAULT_ENCODING, load_encoding
+from sessionstore.events import (
+    CompressionConfig,
+    ConcurrencyError,
+    DatabaseUnavailable,
+    InvalidArgument,
+    RecordedEvent,
+    SessionExists,
+    SessionStarted,
+    UnknownSession,
+    brief,
+    describe_validation_error,
+    described,
+    new_id,
+)
+from sessionstore.importers import Header, ImportResult, import_path, import_text
+from sessionstore.log import (
+    MAX_SEQ,
+    Checkpoint,
+    Clock,
+    EventLike,
+    EventLog,
+    SessionSummary,
+    StoreStats,
+    VerifyReport,
+    check_session_id,
+    collect_bodies,
+    encode_batch,
+    export_lines,
+    holds,
+    missing_session,
+    plan_redaction,
+    session_summaries,
+    store_stats,
+    verify_session,
+)
+from sessionstore.projections import ContextFold
+from sessionstore.session import _arguments as check
+from sessionstore.session._session import Session
+from sessionstore.storage import (
+    SessionFilter,
+    SessionInfo,
+    SqliteSynchronous,
+    ensure_schema,
+    open_recorder,
+    resolve_url,
+)
+
+ImportFormat = Literal["sessionstore", "openai", "claude-code", "codex", "pi", "opencode"]
+"""The formats text can be imported from; a `Path` also takes every format of `FORMATS`."""
+
+DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
+"""An event with its bodies: a 100 MB tool output is stored whole (compressed) and shown cut."""
+DEFAULT_SNAPSHOT_EVERY = 100
+PURGE_ATTEMPTS = 50
+"""A purge that finds the head moved since it planned plans again, this many times at most."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _check_checkpoint(against: object) -> None:
+    if against is not None and not isinstance(against, Checkpoint):
+        raise InvalidArgument(
+            f"against must be a Checkpoint (Checkpoint.loads(text)) or None, got "
+            f"{described(against)}"
+        )
+
+
+def _lines(source: object) -> list[str]:
+    """JSONL lines, split on newlines only: JSON text may hold U+2028 and other characters
+    that `str.splitlines` would also split on."""
+    if isinstance(source, str):
+        return [line.removesuffix("\r") for line in source.split("\n")]
+    if isinstance(source, bytes | bytearray | Mapping) or not isinstance(source, Iterable):
+        raise InvalidArgument(
+            f"source must be a str or an iterable of str lines, got {described(source)}"
+        )
+    lines = []
+    for number, line in enumerate(source, start=1):
+        if not isinstance(line, str):
+            raise InvalidArgument(f"source line {number} must be a str, got {described(line)}")
+        lines.append(line.removesuffix("\n").removesuffix("\r"))
+    return lines
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether a str given as text is rather a file's name (a mistake worth a clear error)."""
+    if "\n" in text or len(text) > 4096 or not text.strip():
+        return False
+    try:
+        return Path(text).expanduser().exists()
+    except (OSError, ValueError):
+        return False
+
+
+def check_store_options(
+    url: object,
+    migrate: object,
+    max_payload_bytes: object,
+    busy_timeout_ms: object,
+    sqlite_synchronous: object,
+    snapshot_every: object,
+    clock: object,
+) -> None:
+    check.optional_text("url", url)
+    check.flag("migrate", migrate)
+    check.integer("max_payload_bytes", max_payload_bytes, minimum=1)
+    check.integer("busy_timeout_ms", busy_timeout_ms, minimum=0)
+    check.choice("sqlite_synchronous", sqlite_synchronous, get_args(SqliteSynchronous))
+    check.integer("snapshot_every", snapshot_every, minimum=1)
+    if not callable(clock):
+        raise InvalidArgument(f"clock must be callable, got {described(clock)}")
+
+
+class SessionStore:
+    """An append-only store of agent sessions on SQLite or PostgreSQL.
+
+    `url` is any SQLAlchemy URL; without one the store opens `$SESSIONSTORE_URL`, else the
+    SQLite file `sessions.db` in the current folder. An empty or older database is migrated
+    on open unless `migrate=False` (then a database not at this code's schema raises
+    `SchemaMismatch`). SQLite runs in WAL mode with `synchronous=NORMAL` by default: a process
+    crash never loses a commit; a power loss can roll back the last few. Pass
+    `sqlite_synchronous="FULL"` to make every commit survive power loss too.
+
+    Our tables go only into an empty database or one of ours: a database with another
+    application's tables raises `SchemaMismatch`, unchanged. With `create=False` a SQLite file
+    that does not exist raises `DatabaseUnavailable` instead of being created.
+
+    Sessions opened through `create_session`, `session` and `fork` save a snapshot of their
+    context every `snapshot_every` events and at each compaction, so resuming a long session
+    folds only the events since the last one.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        migrate: bool = True,
+        create: bool = True,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+        busy_timeout_ms: int = 10_000,
+        sqlite_synchronous: SqliteSynchronous = "NORMAL",
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        clock: Clock = utc_now,
+    ) -> None:
+        check_store_options(
+            url,
+            migrate,
+            max_payload_bytes,
+            busy_timeout_ms,
+            sqlite_synchronous,
+            snapshot_every,
+            clock,
+        )
+        self.url = resolve_url(url)
+        self.max_payload_bytes = max_payload_bytes
+        self.snapshot_every = snapshot_every
+        recorder = open_recorder(
+            self.url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
+        )
+        try:
+            ensure_schema(recorder, migrate=migrate, create=create)
+            # A redaction whose process died between its commit and its scrub left the deleted
+            # bytes in the files (SQLite's WAL): finish that now, if it needs no wait (and
+            # not at all on a file this process may only read).
+            with contextlib.suppress(DatabaseUnavailable):
+                recorder.scrub(wait=False)
+        except BaseException:
+            recorder.close()
+            raise
+        self._log = EventLog(
+            recorder,
+            max_payload_bytes=max_payload_bytes,
+            snapshot_every=snapshot_every,
+            clock=clock,
+        )
+        self._recorder = recorder
+
+    def __repr__(self) -> str:
+        return f"SessionStore({self._recorder.url.render_as_string(hide_password=True)!r})"
+
+    # sessions
+
+    def create_session(
+        self,
+        *,
+        model: str = "",
+        context_window: int | None = None,
+        title: str = "",
+        output_reserve: int = 4096,
+        encoding: str = DEFAULT_ENCODING,
+        compression: dict[str, JsonValue] | None = None,
+        session_id: str | None = None,
+        app: str | None = None,
+        user: str | None = None,
+        tags: Collection[str] = (),
+    ) -> Session:
+        """Start a new session and return its handle. `encoding` is the tiktoken encoding its
+        token counts use; it is loaded now, so a missing one fails before anything is written.
+        `compression` holds `CompressionConfig` settings (the rest keep their defaults); it is
+        checked now too. `app`, `user` and `tags` are what `sessions()` lists it by. An id
+        that is taken raises `SessionExists`."""
+        check.text("model", model)
+        check.optional_integer("context_window", context_window, minimum=1)
+        check.text("title", title)
+        check.integer("output_reserve", output_reserve, minimum=0)
+        check.text("encoding", encoding)
+        if compression is not None and not isinstance(compression, Mapping):
+            raise InvalidArgument(
+                f"compression must be a dict of settings or None, got {described(compression)}"
+            )
+        if session_id is not None:
+            check_session_id(session_id)
+        metadata = {
+            "app": check.optional_label("app", app),
+            "user": check.optional_label("user", user),
+            "tags": check.tags(tags),
+        }
+        try:
+            CompressionConfig.model_validate(compression or {})
+            started = SessionStarted(
+                title=title,
+                model=model,
+                context_window=context_window,
+                output_reserve=output_reserve,
+                encoding=encoding,
+                compression=dict(compression or {}),
+                **metadata,
+            )
+        except ValidationError as exc:
+            raise InvalidArgument(f"compression: {describe_validation_error(exc)}") from None
+        load_encoding(encoding)
+        return Session(self._log, self._start(session_id or new_id(), started))
+
+    def session(self, session_id: str) -> Session:
+        """Resume a session: a handle whose context is exactly as the log left it."""
+        check_session_id(session_id)
+        loaded = self._log.load(session_id)
+        return Session(self._log, loaded.fold, loaded.snapshot_seq or 0)
+
+    def fork(self, session_id: str, *, at: int | None = None, title: str | None = None) -> Session:
+        """A new session whose history is `session_id`'s up to event `at` (its head when
+        `None`). The parent is not changed; the fork reads the parent's events, not copies."""
+        check.optional_text("title", title)
+        check_session_id(session_id)
+        history = self._log.fold_at(session_id, at if at is not None else self.version(session_id))
+        assert history.header is not None
+        started = history.header.model_copy(
+            update={
+                "title": title if title is not None else history.header.title,
+                "parent_session_id": session_id,
+                "parent_seq": history.seq,
+                "parent_hash": history.hash,
+            }
+        )
+        fold = self._start(new_id(), started, history)
+        self._log.save_snapshot(fold)  # a fork's resume then starts here, not in its parent
+        return Session(self._log, fold, snapshot_seq=fold.seq)
+
+    def _start(
+        self, session_id: str, started: SessionStarted, history: ContextFold | None = None
+    ) -> ContextFold:
+        """Append `started` as the first event of `session_id`, on top of a fork's `history`.
+        Its config is not checked again: `create_session` did, and a fork keeps its parent's."""
+        check_session_id(session_id)
+        fold = history if history is not None else ContextFold()
+        try:
+            batch = encode_batch([started], self.max_payload_bytes)  # its config: see above
+            recorded = self._log.append_encoded(session_id, batch, 0)
+        except ConcurrencyError as exc:  # expected 0 and it is not: the id is taken
+            raise SessionExists(session_id) from exc
+        fold.apply(recorded[0])
+        return fold
+
+    # writing
+
+    def append(
+        self,
+        session_id: str,
+        events: Sequence[EventLike],
+        *,
+        expected_version: int | None,
+    ) -> list[RecordedEvent]:
+        """Append `events` in one transaction, numbered after the session's head.
+
+        `expected_version` is the head seq you last saw (0 for a new session, whose first event
+        must be `SessionStarted`); if another writer moved it, `ConcurrencyError` is raised and
+        nothing is written. `None` appends after whatever the head is. Sending again events
+        whose `event_id`s are stored with the same content returns the stored events and writes
+        nothing; with other content it raises `IdempotencyError`.
+        """
+        check_session_id(session_id)
+        check.optional_integer("expected_version", expected_version, minimum=0)
+        return self._log.append(session_id, events, expected_version)
+
+    def purge(self, session_id: str, *, reason: str = "purged") -> RecordedEvent | None:
+        """Redact every body of the session (what each of its messages said, its title, its
+        state's values; see docs/guarantees.md): the bytes leave the database and its files,
+        the events and their chain stay, and the session reads `[redacted: <reason>]` wherever
+        it had content. Returns the `ContentRedacted` event, or `None` when nothing was left to
+        delete. Bodies another session also holds stay for that session. See `Session.redact`.
+
+        The event covers every message before it: the purge is planned from the head it is
+        appended after, and planned again when another writer moved the head in between
+        (`ConcurrencyError` only if that happens `PURGE_ATTEMPTS` times running)."""
+        check_session_id(session_id)
+        check.redaction_reason(reason)
+        for attempt in range(PURGE_ATTEMPTS):
+            head = self._log.version(session_id)
+            event = plan_redaction(self._recorder, session_id, head, None, reason)
+            if event is None:
+                # a purge retried after a crash between its commit and its scrub scrubs now
+                self._log.scrub(f"redacted bodies of {session_id}")
+                return None
+            try:
+                return self._log.append(session_id, [event], head)[0]
+            except ConcurrencyError:  # a message came in after the plan: plan again, with it
+                time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))
+        raise ConcurrencyError(session_id, head, self._log.version(session_id))
+
+    def collect_bodies(self) -> int:
+        """Delete every body no session references, and scrub the files as a redaction does;
+        returns how many were deleted. A repair for databases written before concurrent
+        redactions of one body were made exclusive (two sessions redacting the same text at
+        the same moment could each leave it to the other); a store's own writes leave none."""
+        deleted = collect_bodies(self._recorder)
+        if deleted:
+            self._log.scrub("bodies no session referenced")
+        return deleted
+
+    def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
+        """The ids of the parts `purge(session_id)` would name now, in the order they were
+        appended (none when all content is redacted already); nothing is appended. What a
+        caller shows before asking whether to go on."""
+        check_session_id(session_id)
+        head = self._log.version(session_id)
+        event = plan_redaction(self._recorder, session_id, head, None, "purged")
+        return () if event is None else event.part_ids
+
+    # reading
+
+    def read(
+        self, session_id: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[RecordedEvent]:
+        """The session's events with `from_seq <= seq <= to_seq`, in order, upcast."""
+        check_session_id(session_id)
+        low = check.integer("from_seq", from_seq)
+        high = check.optional_integer("to_seq", to_seq)
+        return self._log.read(session_id, low, MAX_SEQ if high is None else high)
+
+    def version(self, session_id: str) -> int:
+        """The session's head seq: the `expected_version` for its next append. One small read,
+        which a `Session` makes before each read of its state to see other writers' events."""
+        check_session_id(session_id)
+        return self._log.version(session_id)
+
+    def session_info(self, session_id: str) -> SessionInfo:
+        check_session_id(session_id)
+        return self._session_row(session_id)
+
+    def sessions(
+        self,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first: those of `app`, of `user`, with `tag` (each
+        `None`: any); `offset` of them skipped, at most `limit` (`None`: all)."""
+        where = SessionFilter(
+            app=check.optional_label("app", app),
+            user=check.optional_label("user", user),
+            tag=check.optional_label("tag", tag),
+            limit=check.optional_integer("limit", limit, minimum=0, maximum=check.SQL_INT_MAX),
+            offset=check.integer("offset", offset, minimum=0, maximum=check.SQL_INT_MAX),
+        )
+        return self._recorder.sessions(where)
+
+    def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
+        """Check the session's history: its hash chain, its `sessions` row, its fork link, and
+        every stored snapshot against a fresh fold; with `against`, also that nothing up to
+        the checkpoint's head of this session changed. See `sessionstore.log._verify`."""
+        check_session_id(session_id)
+        _check_checkpoint(against)
+        head = against.head_of(session_id) if against is not None else None
+        if holds(self._recorder, session_id):
+            return verify_session(self._recorder, session_id, head)
+        if head is not None:
+            return missing_session(head)
+        raise UnknownSession(session_id)
+
+    def verify_all(
+        self,
+        *,
+        against: Checkpoint | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Iterator[VerifyReport]:
+        """`verify` of every session the store holds anything of (a row in `sessions` or
+        events), and of every session `against` names (gone ones are reported broken).
+        `progress(done, total)` is called after each."""
+        _check_checkpoint(against)
+        if progress is not None and not callable(progress):
+            raise InvalidArgument(f"progress must be callable or None, got {described(progress)}")
+        held = self._recorder.session_ids()
+        named = [h.session_id for h in against.heads] if against is not None else []
+        ids = sorted(set(held) | set(named))
+
+        def reports() -> Iterator[VerifyReport]:
+            for done, session_id in enumerate(ids, start=1):
+                yield self.verify(session_id, against=against)
+                if progress is not None:
+                    progress(done, len(ids))
+
+        return reports()
+
+    # moving sessions
+
+    def export_session(self, session_id: str) -> Iterator[str]:
+        """The session's events as JSONL lines (without newlines): envelopes, hashes and
+        payloads as stored, so `import_session` of them rebuilds it byte for byte."""
+        check_session_id(session_id)
+        head = self._session_row(session_id).version
+        return export_lines(self._recorder, session_id, head)
+
+    @overload
+    def import_session(
+        self,
+        source: os.PathLike[str],
+        *,
+        format: ImportFormat | None = None,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+        strict: bool = False,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> ImportResult: ...
+    @overload
+    def import_session(
+        self,
+        source: str | Iterable[str],
+        *,
+        format: ImportFormat = "sessionstore",
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+    ) -> Session: ...
+    def import_session(
+        self,
+        source: os.PathLike[str] | str | Iterable[str],
+        *,
+        format: ImportFormat | None = None,
+        session_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+        strict: bool = False,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> Session | ImportResult:
+        """Import sessions from a file or a folder (a `Path`), or one session from text.
+
+        A `Path` to a file or folder: each file's format is recognised (or `format`), every
+        transcript under a folder is imported (`~/.claude/projects`, `~/.codex/sessions`), and
+        the result lists the sessions created or added to, the events written and the lines
+        skipped. An agent's session becomes the session `<format>-<its id>`: importing it
+        again writes nothing, and a transcript that grew adds only its new entries. A
+        malformed line is skipped and reported; `strict=True` refuses the file instead.
+        `progress(done, total, file)` is called after each file.
+
+        Text (or its lines) is one session, and nothing is written unless all of it is good
+        (`ImportRefused` names the line at fault). `format="sessionstore"` (the default for
+        text): a file from `export_session`; its chain is verified and its rows are written as
+        they were, under its own id (the hashes cover it). `"openai"`: a JSON list of Chat
+        Completions messages. `"claude-code"`: a Claude Code transcript (JSONL). Both make a
+        new session (`session_id`, else a fresh id) with token counts in `encoding`.
+        """
+        if isinstance(source, os.PathLike):
+            check.flag("strict", strict)
+            if format is not None:
+                check.choice("format", format, get_args(ImportFormat))
+            if session_id is not None:
+                check_session_id(session_id)
+            check.optional_text("title", title)
+            check.optional_text("model", model)
+            check.optional_integer("context_window", context_window, minimum=1)
+            check.text("encoding", encoding)
+            return import_path(
+                self._log,
+                Path(source),
+                format,
+                Header(encoding, title, model, context_window, session_id),
+                strict=strict,
+                progress=progress,
+            )
+        if isinstance(source, str) and _names_a_file(source):
+            raise InvalidArgument(
+                f"{brief(source)} is a file's name: pass Path({brief(source)}) to import the "
+                "file (a str is the text to import)"
+            )
+        format = "sessionstore" if format is None else format
+        check.choice("format", format, get_args(ImportFormat))
+        if session_id is not None:
+            check_session_id(session_id)
+        check.optional_text("title", title)
+        check.optional_text("model", model)
+        check.optional_integer("context_window", context_window, minimum=1)
+        check.text("encoding", encoding)
+        header = Header(encoding, title, model, context_window, session_id)
+        return self.session(import_text(self._log, _lines(source), format, header))
+
+    # figures
+
+    def stats(self) -> StoreStats:
+        """Sessions, events, stored bytes, and the tokens pruning and compaction freed."""
+        return store_stats(self._recorder)
+
+    def summaries(
+        self,
+        session_id: str | None = None,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionSummary]:
+        """`sessions(...)` (or just `session_id`) with live tokens, window and compaction
+        count."""
+        if session_id is not None:
+            infos = [self._session_row(check_session_id(session_id))]
+        else:
+            infos = self.sessions(app=app, user=user, tag=tag, limit=limit, offset=offset)
+        return session_summaries(self._recorder, infos)
+
+    # lifecycle
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._recorder.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # internals
+
+    def _session_row(self, session_id: str) -> SessionInfo:
+        info = self._recorder.session(session_id)
+        if info is None:
+            raise UnknownSession(session_id)
+        return info

@@ -1,0 +1,54 @@
+"""Storage: where events are kept, and nothing above it.
+
+The recorder protocol every backend implements (insert-only events, content-addressed bodies,
+snapshots, metadata), the SQL base shared by the SQL backends, SQLite and PostgreSQL (each
+dialect's differences in its own module), the schema, the Alembic migration runner, and the
+choice of backend from a URL. It knows events and bytes, not sessions' meaning.
+"""
+
+from sessionstore.storage._backends import database_file, open_recorder, resolve_url
+from sessionstore.storage._migrate import ensure_schema, head_revision, refuse_foreign, upgrade
+from sessionstore.storage._postgres import MAX_PARTITIONS, PARTITIONS
+from sessionstore.storage._recorder import (
+    BodyRow,
+    EventRow,
+    Head,
+    LostRace,
+    NewSession,
+    Recorder,
+    SessionFilter,
+    SessionMetadata,
+    StoredEvent,
+)
+from sessionstore.storage._rows import SessionInfo, as_utc, chain_link
+from sessionstore.storage._schema import SESSION_ID_LENGTH, metadata
+from sessionstore.storage._sql import WRITE
+from sessionstore.storage._sqlite import SqliteSynchronous
+
+__all__ = [
+    "MAX_PARTITIONS",
+    "PARTITIONS",
+    "SESSION_ID_LENGTH",
+    "WRITE",
+    "BodyRow",
+    "EventRow",
+    "Head",
+    "LostRace",
+    "NewSession",
+    "Recorder",
+    "SessionFilter",
+    "SessionInfo",
+    "SessionMetadata",
+    "SqliteSynchronous",
+    "StoredEvent",
+    "as_utc",
+    "chain_link",
+    "database_file",
+    "ensure_schema",
+    "head_revision",
+    "metadata",
+    "open_recorder",
+    "refuse_foreign",
+    "resolve_url",
+    "upgrade",
+]

@@ -1,0 +1,115 @@
+"""Bringing a database to this code's schema with the Alembic revisions in `migrations/`.
+
+The schema is created and upgraded only through those revisions. `SessionStore` runs them
+when it opens a database that is behind (an empty one included), unless told not to; the
+check and the upgrade happen in one write transaction (and, on PostgreSQL, under an advisory
+lock), so two processes opening the same empty database do not both create it.
+
+Our tables go only into an empty database or one of ours: a database with another
+application's tables, or at an Alembic revision that is not ours, is refused untouched. How a
+database is looked at without changing it, and how migrating processes keep out of each
+other's way, is each recorder's own (`Recorder.database_state`, `Recorder.migrate`).
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from sessionstore.events import DatabaseUnavailable, SchemaMismatch
+from sessionstore.storage._recorder import DatabaseState, Recorder
+from sessionstore.storage._schema import metadata
+
+_NAMES_SHOWN = 5
+
+
+def alembic_config(url: str | None = None) -> Config:
+    """An Alembic config pointing at the `migrations` package, wherever it is installed."""
+    config = Config()
+    config.set_main_option("script_location", str(Path(str(files("sessionstore.migrations")))))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migrations folder has no revisions"
+    return head
+
+
+def current_revision(connection: sa.Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def _shown(url: sa.URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+def refuse_foreign(state: DatabaseState, url: sa.URL) -> None:
+    """Raise `SchemaMismatch` unless the database is empty or sessionstore's (at a revision of
+    this version or an older one). Tables a user added next to ours are fine."""
+    if state.revision is None:
+        if state.tables:
+            raise SchemaMismatch(
+                f"{_shown(url)} holds tables of another application ({_listed(state.tables)}) "
+                "and no sessionstore schema; sessionstore adds its tables only to an empty "
+                "database"
+            )
+        return
+    script = ScriptDirectory.from_config(alembic_config())
+    if state.revision in {r.revision for r in script.walk_revisions()}:
+        return
+    if set(metadata.tables) <= state.tables:
+        raise SchemaMismatch(
+            f"{_shown(url)} is at schema revision {state.revision}, which this version of "
+            "sessionstore does not know (written by a newer version?)"
+        )
+    raise SchemaMismatch(
+        f"{_shown(url)} is at Alembic revision {state.revision!r}, which is not one of "
+        "sessionstore's: the database belongs to another application"
+    )
+
+
+def _listed(names: frozenset[str]) -> str:
+    ordered = sorted(names)
+    more = len(ordered) - _NAMES_SHOWN
+    return ", ".join(ordered[:_NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def ensure_schema(recorder: Recorder, *, migrate: bool, create: bool = True) -> None:
+    """Upgrade to head when behind (if `migrate`), else insist the database is at head.
+    Without `create`, a SQLite file that does not exist raises `DatabaseUnavailable` instead
+    of being created. A database of another application raises `SchemaMismatch` untouched."""
+    state = recorder.database_state()
+    if not state.exists and not create:
+        raise DatabaseUnavailable(f"cannot open {recorder.url.database}: no such file")
+    head = head_revision()
+    if state.revision == head:
+        return
+    refuse_foreign(state, recorder.url)
+    if not migrate:
+        if state.revision is not None:
+            raise SchemaMismatch(
+                f"{_shown(recorder.url)} is at schema revision {state.revision}, this code "
+                f"needs {head}; run `sessionstore db upgrade`"
+            )
+        why = "it is empty" if state.exists else "the file does not exist"
+        raise SchemaMismatch(
+            f"{_shown(recorder.url)} holds no sessionstore schema ({why}); "
+            "run `sessionstore db upgrade` to create it"
+        )
+    upgrade(recorder)
+
+
+def upgrade(recorder: Recorder, revision: str = "head") -> None:
+    """Run the revisions up to `revision` in one locked transaction, deciding again under the
+    lock (another process may have created the schema, or something else, since the database
+    was looked at); a database of another application raises `SchemaMismatch` untouched."""
+    refuse_foreign(recorder.database_state(), recorder.url)
+    recorder.migrate(revision, refuse=lambda state: refuse_foreign(state, recorder.url))

@@ -1,0 +1,293 @@
+"""The seam between the store and a database: what a recorder must do.
+
+All SQL and every dialect difference live behind this protocol, one recorder per backend:
+`sessionstore.storage._sqlite.SqliteRecorder` and
+`sessionstore.storage._postgres.PostgresRecorder`, both built on the shared Core statements of
+`sessionstore.storage._sql`. Above it the store speaks of sessions, heads and rows, never of
+connections; each recorder turns its driver's errors into the store's own in one place
+(`DatabaseUnavailable` for a database that cannot be reached, opened or written, `LostRace` for a
+write that lost to another writer), the way eventsourcing's recorders do.
+
+`tests/recorders/recorder_contract.py` states this contract once; every recorder passes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import NamedTuple, Protocol
+
+import sqlalchemy as sa
+
+from sessionstore.storage._rows import SessionInfo
+
+
+class Head(NamedTuple):
+    """A session's head: its last event's seq and hash, and when it was recorded."""
+
+    seq: int
+    hash: str
+    updated_at: datetime
+
+
+class EventRow(NamedTuple):
+    """One `events` row as it is written: `payload` is its JSON text, stored as is (the
+    canonical JSON the hash covers)."""
+
+    session_id: str
+    seq: int
+    event_id: str
+    type: str
+    schema_version: int
+    recorded_at: datetime
+    prev_hash: str
+    hash: str
+    payload: str
+
+
+class StoredEvent(NamedTuple):
+    """One `events` row as it is read back: `position` is its place in the whole log, and
+    `payload` the stored JSON as text (PostgreSQL's JSONB gives it back normalised, keys
+    reordered and spaces added: `canonical_json` of it is again the text the hash covers)."""
+
+    position: int
+    session_id: str
+    seq: int
+    event_id: str
+    type: str
+    schema_version: int
+    recorded_at: datetime
+    prev_hash: str
+    hash: str
+    payload: str
+
+
+class BodyRow(NamedTuple):
+    """One stored body: its digest (SHA-256 of its UTF-8 bytes), their number, and `data`,
+    those bytes as `compression` ("zlib" or "none") left them."""
+
+    digest: str
+    size: int
+    compression: str
+    data: bytes
+
+
+class NewSession(NamedTuple):
+    """The `sessions` row a session's first write creates."""
+
+    title: str
+    parent_id: str | None
+    parent_seq: int | None
+
+
+class SessionMetadata(NamedTuple):
+    """What a session is listed by: the `sessions` row's `app` and `user_id`, its tags."""
+
+    app: str | None = None
+    user: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+class SessionFilter(NamedTuple):
+    """Which sessions a listing returns, newest update first: those of `app`, of `user`, with
+    `tag` (each `None`: any), `offset` of them skipped and at most `limit` (`None`: all)."""
+
+    app: str | None = None
+    user: str | None = None
+    tag: str | None = None
+    limit: int | None = None
+    offset: int = 0
+
+
+ALL_SESSIONS = SessionFilter()
+
+
+class StoreCounts(NamedTuple):
+    sessions: int
+    events: int
+    payload_bytes: int
+
+
+class LostRace(Exception):
+    """A write found the head moved, or a unique key taken (a seq, an event id, a session id):
+    another writer was first. Nothing was written."""
+
+
+class Recorder(Protocol):
+    """What the store needs of a database. Every method is one short transaction of its own
+    (events never change, so reads need no common snapshot); a write is atomic."""
+
+    url: sa.URL
+    engine: sa.Engine
+    """For Alembic, which migrates through a SQLAlchemy connection."""
+
+    # writing
+
+    def write(
+        self,
+        session_id: str,
+        after: Head | None,
+        rows: Sequence[EventRow],
+        new: NewSession | None = None,
+        bodies: Sequence[BodyRow] = (),
+        forget: Sequence[str] = (),
+        metadata: SessionMetadata | None = None,
+        title: str | None = None,
+    ) -> list[int]:
+        """Insert `rows` (which continue the session from `after`) and move the head to the
+        last of them, atomically, only if the head is still `after`; a new session (`after`
+        is `None`) gets its `sessions` row from `new`. Returns the rows' positions. `LostRace`
+        when the head moved or a key is taken, with nothing written.
+
+        In the same transaction: `bodies` are stored (a digest stored already is kept) and
+        referenced by the session; the session's references to `forget` are deleted, and
+        each of those bodies once no session references it (`rows` must hold the
+        `ContentRedacted` event that names them: the database refuses any other deletion).
+        `metadata`, when given, replaces the session's listing metadata (`rows` hold the
+        event that sets it); `title`, when given, replaces its title (`rows` hold the
+        redaction that deleted the old one)."""
+        ...
+
+    def save_snapshot(
+        self,
+        session_id: str,
+        projection: str,
+        version: int,
+        seq: int,
+        state: str,
+        now: datetime,
+    ) -> None:
+        """Store a snapshot's JSON `state`; one already stored under the same key is kept."""
+        ...
+
+    def forget_snapshots(self, session_ids: Sequence[str]) -> None:
+        """Delete the sessions' snapshots (a cache: after a redaction they describe content
+        the log no longer holds)."""
+        ...
+
+    # reading
+
+    def head(self, session_id: str) -> Head | None: ...
+
+    def events(self, session_id: str, from_seq: int, to_seq: int) -> Iterator[StoredEvent]:
+        """The session's events with `from_seq <= seq <= to_seq`, in seq order, read a page at
+        a time (no connection is held between pages)."""
+        ...
+
+    def events_at(self, session_id: str, seqs: Sequence[int]) -> Iterator[StoredEvent]:
+        """The session's events at `seqs` (any order, missing ones skipped), in seq order."""
+        ...
+
+    def events_by_id(self, session_id: str, event_ids: Sequence[str]) -> list[StoredEvent]: ...
+
+    def bodies(self, session_id: str, digests: Sequence[str]) -> list[BodyRow]:
+        """The bodies among `digests` that the session references (a redacted one is not)."""
+        ...
+
+    def body_digests(self, session_id: str) -> list[str]:
+        """Every body the session references."""
+        ...
+
+    def unreferenced_bodies(self) -> list[str]:
+        """The digests of stored bodies no session references, sorted."""
+        ...
+
+    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
+        """Delete each body among `digests` that no session references, in one transaction
+        that excludes any write taking a reference to one of them (as a redaction does);
+        how many were deleted. The database deletes only bodies a redaction names."""
+        ...
+
+    def scrub(self, *, wait: bool = True) -> bool:
+        """Make deleted bodies unreadable in the database's files too (SQLite: its WAL
+        checkpointed and truncated; deleted pages are zeroed as they are freed). `False`
+        when that could not finish now (a reader still holds old pages, or, with
+        `wait=False`, a writer is busy). Idempotent: it can run any time, again and again."""
+        ...
+
+    def event_hash(self, session_id: str, seq: int) -> str | None:
+        """The hash of the session's event `seq`, `None` when there is none."""
+        ...
+
+    def seq_at(self, session_id: str, moment: datetime) -> int | None:
+        """The last seq recorded at or before `moment` (aware, within years 1..9999 in UTC)."""
+        ...
+
+    def session(self, session_id: str) -> SessionInfo | None: ...
+
+    def sessions(self, where: SessionFilter = ALL_SESSIONS) -> list[SessionInfo]:
+        """The sessions `where` selects, most recently updated first."""
+        ...
+
+    def session_ids(self) -> list[str]:
+        """Every id with a `sessions` row or events, sorted: what `verify_all` checks."""
+        ...
+
+    def newest_snapshot(
+        self, session_id: str, projection: str, version: int, to_seq: int
+    ) -> tuple[int, str] | None:
+        """(seq, state JSON) of the newest snapshot at or before `to_seq`."""
+        ...
+
+    def snapshots(self, session_id: str, projection: str, version: int) -> list[tuple[int, str]]:
+        """(seq, state JSON) of every snapshot of the session, oldest first."""
+        ...
+
+    # figures
+
+    def counts(self) -> StoreCounts:
+        """Sessions, events and the bytes of their payloads' JSON text (UTF-8)."""
+        ...
+
+    def payloads_of_type(
+        self, types: Sequence[str], session_id: str | None = None
+    ) -> Iterator[tuple[str, int, str]]:
+        """(type, schema_version, payload JSON) of every event of `types` (of `session_id`
+        alone when given), in any order."""
+        ...
+
+    def count_of_type(self, event_type: str, session_id: str | None) -> dict[str, int]:
+        """Per session (or just `session_id`), how many of its events are of `event_type`."""
+        ...
+
+    # lifecycle
+
+    def migrate(self, revision: str, *, refuse: ForeignCheck) -> None:
+        """Run the Alembic revisions up to `revision` in one write transaction, with other
+        migrating processes kept out; `refuse` looks at the database first, under the lock."""
+        ...
+
+    def database_state(self) -> DatabaseState:
+        """What the database holds, found without changing it."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class DatabaseState(NamedTuple):
+    """What opening a database needs to know about it."""
+
+    exists: bool
+    """False only for a SQLite file that is not there (nothing else can be told apart)."""
+    revision: str | None
+    """The Alembic revision stored in it, if any."""
+    tables: frozenset[str]
+    """Its tables and views, `alembic_version` aside."""
+
+
+class ForeignCheck(Protocol):
+    def __call__(self, state: DatabaseState, /) -> None: ...
+
+
+__all__ = [
+    "BodyRow",
+    "DatabaseState",
+    "EventRow",
+    "ForeignCheck",
+    "Head",
+    "LostRace",
+    "NewSession",
+    "Recorder",
+    "StoreCounts",
+    "StoredEvent",
+]

@@ -1,0 +1,570 @@
+"""The statements every recorder shares, in SQLAlchemy Core, and the base both backends build on.
+
+What differs by dialect is a hook the backend's recorder fills in (`_insert_snapshot`,
+`_payload_bytes`, `_migration_lock`), or a method it replaces with a faster one for its own
+driver (SQLite writes and reads through the sqlite3 connection itself). Statements are built
+once: SQLAlchemy memoizes a statement's cache key on the object, so reusing one skips compiling
+and keying a fresh statement on every call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+
+from sessionstore.events import DatabaseUnavailable
+from sessionstore.storage._migrate import alembic_config
+from sessionstore.storage._recorder import (
+    ALL_SESSIONS,
+    BodyRow,
+    DatabaseState,
+    EventRow,
+    ForeignCheck,
+    Head,
+    LostRace,
+    NewSession,
+    SessionFilter,
+    SessionMetadata,
+    StoreCounts,
+    StoredEvent,
+)
+from sessionstore.storage._rows import SessionInfo, as_utc
+from sessionstore.storage._schema import blob_refs, blobs, events, session_tags, sessions, snapshots
+
+WRITE = "sessionstore_write"
+"""Execution option that marks a connection's transaction as a write (SQLite: IMMEDIATE)."""
+
+PAGE = 500
+"""Rows read per query when a range of events is read a page at a time."""
+
+VERSION_TABLE = "alembic_version"
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedJson:
+    """JSON text already encoded (canonically, for the hash): stored as is, not encoded again."""
+
+    text: str
+
+
+def serialize_json(value: object) -> str:
+    """The engines' JSON serializer: passes `EncodedJson` through, encodes anything else."""
+    if isinstance(value, EncodedJson):
+        return value.text
+    return json.dumps(value, ensure_ascii=False)
+
+
+def shown_url(url: sa.URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+_PAYLOAD_TEXT = sa.cast(events.c.payload, sa.Text)
+_EVENT_COLUMNS = (
+    events.c.position,
+    events.c.session_id,
+    events.c.seq,
+    events.c.event_id,
+    events.c.type,
+    events.c.schema_version,
+    events.c.recorded_at,
+    events.c.prev_hash,
+    events.c.hash,
+    _PAYLOAD_TEXT,
+)
+_SESSION: sa.BindParameter[str] = sa.bindparam("session_id")
+_EVENTS_BETWEEN = (
+    sa.select(*_EVENT_COLUMNS)
+    .where(
+        events.c.session_id == _SESSION,
+        events.c.seq.between(sa.bindparam("low"), sa.bindparam("high")),
+    )
+    .order_by(events.c.seq)
+    .limit(PAGE)
+)
+_EVENTS_AT = (
+    sa.select(*_EVENT_COLUMNS)
+    .where(events.c.session_id == _SESSION, events.c.seq.in_(sa.bindparam("seqs", expanding=True)))
+    .order_by(events.c.seq)
+)
+_EVENTS_BY_ID = sa.select(*_EVENT_COLUMNS).where(
+    events.c.session_id == _SESSION,
+    events.c.event_id.in_(sa.bindparam("ids", expanding=True)),
+)
+_EVENT_HASH = sa.select(events.c.hash).where(
+    events.c.session_id == _SESSION, events.c.seq == sa.bindparam("seq")
+)
+_SEQ_AT = sa.select(sa.func.max(events.c.seq)).where(
+    events.c.session_id == _SESSION, events.c.recorded_at <= sa.bindparam("moment")
+)
+_HEAD = sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
+    sessions.c.id == _SESSION
+)
+_MOVE_HEAD = (
+    sessions.update()
+    .where(sessions.c.id == _SESSION, sessions.c.head_seq == sa.bindparam("read_seq"))
+    .values(
+        head_seq=sa.bindparam("new_seq"),
+        head_hash=sa.bindparam("new_hash"),
+        updated_at=sa.bindparam("new_time"),
+    )
+)
+_INSERT_EVENTS = events.insert().returning(events.c.position, sort_by_parameter_order=True)
+_BODIES = (
+    sa.select(blobs.c.digest, blobs.c.size, blobs.c.compression, blobs.c.data)
+    .join(blob_refs, blob_refs.c.digest == blobs.c.digest)
+    .where(
+        blob_refs.c.session_id == _SESSION,
+        blob_refs.c.digest.in_(sa.bindparam("digests", expanding=True)),
+    )
+)
+_BODY_DIGESTS = sa.select(blob_refs.c.digest).where(blob_refs.c.session_id == _SESSION)
+_FORGET_REF = blob_refs.delete().where(
+    blob_refs.c.session_id == _SESSION, blob_refs.c.digest == sa.bindparam("digest")
+)
+_FORGET_BODY = blobs.delete().where(
+    blobs.c.digest == sa.bindparam("digest"),
+    ~sa.exists().where(blob_refs.c.digest == blobs.c.digest),
+)
+_UNREFERENCED_BODIES = (
+    sa.select(blobs.c.digest)
+    .where(~sa.exists().where(blob_refs.c.digest == blobs.c.digest))
+    .order_by(blobs.c.digest)
+)
+_SESSION_ROW = sa.select(sessions).where(sessions.c.id == _SESSION)
+_SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
+_SET_METADATA = (
+    sessions.update()
+    .where(sessions.c.id == _SESSION)
+    .values(app=sa.bindparam("app"), user_id=sa.bindparam("user_id"))
+)
+_SET_TITLE = sessions.update().where(sessions.c.id == _SESSION).values(title=sa.bindparam("title"))
+_DROP_TAGS = session_tags.delete().where(session_tags.c.session_id == _SESSION)
+_TAGS_OF = (
+    sa.select(session_tags.c.session_id, session_tags.c.tag)
+    .where(session_tags.c.session_id.in_(sa.bindparam("ids", expanding=True)))
+    .order_by(session_tags.c.session_id, session_tags.c.tag)
+)
+_SESSION_IDS = sa.union(sa.select(events.c.session_id).distinct(), sa.select(sessions.c.id))
+_NEWEST_SNAPSHOT = (
+    sa.select(snapshots.c.seq, sa.cast(snapshots.c.state, sa.Text))
+    .where(
+        snapshots.c.session_id == _SESSION,
+        snapshots.c.projection == sa.bindparam("projection"),
+        snapshots.c.projection_version == sa.bindparam("version"),
+        snapshots.c.seq <= sa.bindparam("to_seq"),
+    )
+    .order_by(snapshots.c.seq.desc())
+    .limit(1)
+)
+_SNAPSHOTS = (
+    sa.select(snapshots.c.seq, sa.cast(snapshots.c.state, sa.Text))
+    .where(
+        snapshots.c.session_id == _SESSION,
+        snapshots.c.projection == sa.bindparam("projection"),
+        snapshots.c.projection_version == sa.bindparam("version"),
+    )
+    .order_by(snapshots.c.seq)
+)
+
+
+def session_info(row: Any, tags: Sequence[str] = ()) -> SessionInfo:
+    return SessionInfo(
+        id=row.id,
+        title=row.title,
+        version=row.head_seq,
+        parent_id=row.parent_id,
+        parent_seq=row.parent_seq,
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+        head_hash=row.head_hash,
+        app=row.app,
+        user=row.user_id,
+        tags=tuple(tags),
+    )
+
+
+def listing(where: SessionFilter) -> sa.Select[Any]:
+    """The `sessions` rows a filter selects, newest update first (ties by id: stable pages)."""
+    query = _SESSIONS_NEWEST_FIRST
+    if where.app is not None:
+        query = query.where(sessions.c.app == where.app)
+    if where.user is not None:
+        query = query.where(sessions.c.user_id == where.user)
+    if where.tag is not None:
+        tagged = sa.select(session_tags.c.session_id).where(session_tags.c.tag == where.tag)
+        query = query.where(sessions.c.id.in_(tagged))
+    if where.offset:
+        query = query.offset(where.offset)
+    if where.limit is not None:
+        query = query.limit(where.limit)
+    return query
+
+
+def _stored(row: Any) -> StoredEvent:
+    position, session_id, seq, event_id, type_, version, recorded_at, prev_hash, hash_, text = row
+    return StoredEvent(
+        position, session_id, seq, event_id, type_, version, as_utc(recorded_at), prev_hash, hash_,
+        text,
+    )  # fmt: skip
+
+
+class SqlRecorder:
+    """A recorder on a SQLAlchemy engine; `Recorder` (in `_recorder`) is the contract."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self.url = engine.url
+        self._dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
+        """The DB-API driver's base error (PEP 249), which `_errors` translates too."""
+        self._lock: AbstractContextManager[object] = nullcontext()
+        """Held around each use of the database: a backend whose connection must not be used
+        by two threads at once sets a lock here."""
+
+    # errors
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Every driver error of a database that cannot be reached, opened or written becomes
+        `DatabaseUnavailable`, with the password hidden. A unique key that a write finds taken
+        is `LostRace`: only a racing writer takes one.
+
+        The driver's own errors count too, not only SQLAlchemy's wrapping of them: the pool
+        raises them as they are when it opens a connection for `raw_connection()` (a server
+        refusing connections, a file that is no longer a database), and the backends' fast
+        paths call the driver directly."""
+        driver_error = self._dbapi_error
+        try:
+            with self._lock:
+                yield
+        except sa.exc.IntegrityError:
+            raise LostRace from None
+        except sa.exc.DBAPIError as exc:
+            raise self._unavailable(exc) from exc
+        except driver_error as exc:
+            wrapped = sa.exc.DBAPIError.instance(None, None, exc, driver_error)
+            assert isinstance(wrapped, sa.exc.DBAPIError)  # a DB-API error is always wrapped
+            if isinstance(wrapped, sa.exc.IntegrityError):
+                raise LostRace from None
+            raise self._unavailable(wrapped) from exc
+
+    def _unavailable(self, exc: sa.exc.DBAPIError) -> DatabaseUnavailable:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        return DatabaseUnavailable(f"{shown_url(self.url)}: {reason}")
+
+    @contextmanager
+    def _reading(self) -> Iterator[sa.Connection]:
+        with self._errors(), self.engine.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def _writing(self) -> Iterator[sa.Connection]:
+        with (
+            self._errors(),
+            self.engine.connect().execution_options(**{WRITE: True}) as conn,
+            conn.begin(),
+        ):
+            yield conn
+
+    # writing
+
+    def write(
+        self,
+        session_id: str,
+        after: Head | None,
+        rows: Sequence[EventRow],
+        new: NewSession | None = None,
+        bodies: Sequence[BodyRow] = (),
+        forget: Sequence[str] = (),
+        metadata: SessionMetadata | None = None,
+        title: str | None = None,
+    ) -> list[int]:
+        with self._writing() as conn:
+            if after is None:
+                conn.execute(sessions.insert(), _session_row(session_id, rows, new))
+            else:
+                moved = conn.execute(_MOVE_HEAD, _head_move(session_id, after, rows))
+                if moved.rowcount != 1:
+                    raise LostRace
+            positions: list[int] = []
+            for start in range(0, len(rows), PAGE):
+                page = [_event_values(row) for row in rows[start : start + PAGE]]
+                positions.extend(conn.execute(_INSERT_EVENTS, page).scalars())
+            self._lock_bodies(conn, [body.digest for body in bodies], forget)
+            if bodies:
+                conn.execute(self._insert_ignoring(blobs), [body._asdict() for body in bodies])
+                refs = [{"session_id": session_id, "digest": body.digest} for body in bodies]
+                conn.execute(self._insert_ignoring(blob_refs), refs)
+            for digest in forget:
+                conn.execute(_FORGET_REF, {"session_id": session_id, "digest": digest})
+            for digest in forget:  # each a statement after the locks: it sees every ref committed
+                conn.execute(_FORGET_BODY, {"digest": digest})
+            if metadata is not None:
+                key = {"session_id": session_id}
+                conn.execute(_SET_METADATA, {**key, "app": metadata.app, "user_id": metadata.user})
+                conn.execute(_DROP_TAGS, key)
+                if metadata.tags:
+                    tags = [{"session_id": session_id, "tag": tag} for tag in metadata.tags]
+                    conn.execute(session_tags.insert(), tags)
+            if title is not None:
+                conn.execute(_SET_TITLE, {"session_id": session_id, "title": title})
+            return positions
+
+    def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
+        """An INSERT into `table` that skips rows whose key is taken (dialect syntax)."""
+        raise NotImplementedError
+
+    def _lock_bodies(
+        self, conn: sa.Connection, referenced: Sequence[str], deleted: Sequence[str]
+    ) -> None:
+        """Make taking a reference to a body and deleting an unreferenced body exclusive, for
+        the rest of the transaction: a write that references `referenced` bodies must not
+        have one deleted under it by a redaction that could not see its reference yet, and
+        two redactions of one body must not each leave it to the other. Nothing to do where
+        a write locks the whole database (SQLite); a backend whose writers run side by side
+        locks each body here, shared for `referenced`, exclusive for `deleted`."""
+
+    def unreferenced_bodies(self) -> list[str]:
+        with self._reading() as conn:
+            return [str(digest) for digest in conn.execute(_UNREFERENCED_BODIES).scalars()]
+
+    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
+        deleted = 0
+        with self._writing() as conn:
+            self._lock_bodies(conn, (), digests)
+            for digest in digests:
+                deleted += conn.execute(_FORGET_BODY, {"digest": digest}).rowcount
+        return deleted
+
+    def scrub(self, *, wait: bool = True) -> bool:
+        return True
+
+    def save_snapshot(
+        self,
+        session_id: str,
+        projection: str,
+        version: int,
+        seq: int,
+        state: str,
+        now: datetime,
+    ) -> None:
+        values = {
+            "session_id": session_id,
+            "projection": projection,
+            "projection_version": version,
+            "seq": seq,
+            "state": EncodedJson(state),
+            "created_at": now,
+        }
+        with self._writing() as conn:
+            conn.execute(self._insert_snapshot(values))
+
+    def _insert_snapshot(self, values: dict[str, Any]) -> sa.Executable:
+        return self._insert_ignoring(snapshots).values(values)
+
+    def forget_snapshots(self, session_ids: Sequence[str]) -> None:
+        query = snapshots.delete().where(snapshots.c.session_id.in_(list(session_ids)))
+        with self._writing() as conn:
+            conn.execute(query)
+
+    # reading
+
+    def head(self, session_id: str) -> Head | None:
+        with self._reading() as conn:
+            row = conn.execute(_HEAD, {"session_id": session_id}).first()
+        if row is None:
+            return None
+        return Head(row.head_seq, row.head_hash, as_utc(row.updated_at))
+
+    def events(self, session_id: str, from_seq: int, to_seq: int) -> Iterator[StoredEvent]:
+        low = from_seq
+        while low <= to_seq:
+            with self._reading() as conn:
+                bounds = {"session_id": session_id, "low": low, "high": to_seq}
+                page = [_stored(row) for row in conn.execute(_EVENTS_BETWEEN, bounds)]
+            yield from page
+            if len(page) < PAGE:
+                return
+            low = page[-1].seq + 1
+
+    def events_at(self, session_id: str, seqs: Sequence[int]) -> Iterator[StoredEvent]:
+        wanted = sorted(set(seqs))
+        for start in range(0, len(wanted), PAGE):
+            with self._reading() as conn:
+                chunk = {"session_id": session_id, "seqs": wanted[start : start + PAGE]}
+                page = [_stored(row) for row in conn.execute(_EVENTS_AT, chunk)]
+            yield from page
+
+    def events_by_id(self, session_id: str, event_ids: Sequence[str]) -> list[StoredEvent]:
+        found: list[StoredEvent] = []
+        for start in range(0, len(event_ids), PAGE):
+            with self._reading() as conn:
+                chunk = {"session_id": session_id, "ids": list(event_ids[start : start + PAGE])}
+                found.extend(_stored(row) for row in conn.execute(_EVENTS_BY_ID, chunk))
+        return found
+
+    def bodies(self, session_id: str, digests: Sequence[str]) -> list[BodyRow]:
+        wanted = sorted(set(digests))
+        found: list[BodyRow] = []
+        for start in range(0, len(wanted), PAGE):
+            with self._reading() as conn:
+                chunk = {"session_id": session_id, "digests": wanted[start : start + PAGE]}
+                found.extend(BodyRow(*row) for row in conn.execute(_BODIES, chunk))
+        return found
+
+    def body_digests(self, session_id: str) -> list[str]:
+        with self._reading() as conn:
+            return [
+                str(d) for d in conn.execute(_BODY_DIGESTS, {"session_id": session_id}).scalars()
+            ]
+
+    def event_hash(self, session_id: str, seq: int) -> str | None:
+        with self._reading() as conn:
+            found = conn.execute(_EVENT_HASH, {"session_id": session_id, "seq": seq}).scalar()
+        return None if found is None else str(found)
+
+    def seq_at(self, session_id: str, moment: datetime) -> int | None:
+        with self._reading() as conn:
+            found = conn.execute(_SEQ_AT, {"session_id": session_id, "moment": moment}).scalar()
+        return None if found is None else int(found)
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        with self._reading() as conn:
+            row = conn.execute(_SESSION_ROW, {"session_id": session_id}).first()
+            if row is None:
+                return None
+            return session_info(row, self._tags(conn, [session_id]).get(session_id, ()))
+
+    def sessions(self, where: SessionFilter = ALL_SESSIONS) -> list[SessionInfo]:
+        with self._reading() as conn:
+            rows = conn.execute(listing(where)).all()
+            tags = self._tags(conn, [row.id for row in rows])
+        return [session_info(row, tags.get(row.id, ())) for row in rows]
+
+    def _tags(self, conn: sa.Connection, session_ids: list[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for start in range(0, len(session_ids), PAGE):
+            ids = session_ids[start : start + PAGE]
+            for session_id, tag in conn.execute(_TAGS_OF, {"ids": ids}):
+                found.setdefault(session_id, []).append(tag)
+        return found
+
+    def session_ids(self) -> list[str]:
+        with self._reading() as conn:
+            return sorted(str(row[0]) for row in conn.execute(_SESSION_IDS))
+
+    def newest_snapshot(
+        self, session_id: str, projection: str, version: int, to_seq: int
+    ) -> tuple[int, str] | None:
+        key = {"session_id": session_id, "projection": projection, "version": version}
+        with self._reading() as conn:
+            row = conn.execute(_NEWEST_SNAPSHOT, {**key, "to_seq": to_seq}).first()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def snapshots(self, session_id: str, projection: str, version: int) -> list[tuple[int, str]]:
+        key = {"session_id": session_id, "projection": projection, "version": version}
+        with self._reading() as conn:
+            return [(int(seq), str(state)) for seq, state in conn.execute(_SNAPSHOTS, key)]
+
+    # figures
+
+    def counts(self) -> StoreCounts:
+        with self._reading() as conn:
+            session_count = conn.execute(sa.select(sa.func.count()).select_from(sessions))
+            sizes = sa.select(
+                sa.func.count(), sa.func.coalesce(sa.func.sum(self._payload_bytes()), 0)
+            )
+            event_count, size = conn.execute(sizes).one()
+            return StoreCounts(session_count.scalar_one(), int(event_count), int(size))
+
+    def _payload_bytes(self) -> sa.ColumnElement[int]:
+        """Bytes of each stored payload's JSON text (UTF-8), not characters."""
+        raise NotImplementedError
+
+    def payloads_of_type(
+        self, types: Sequence[str], session_id: str | None = None
+    ) -> Iterator[tuple[str, int, str]]:
+        query = sa.select(events.c.type, events.c.schema_version, _PAYLOAD_TEXT).where(
+            events.c.type.in_(list(types))
+        )
+        if session_id is not None:
+            query = query.where(events.c.session_id == session_id)
+        with self._reading() as conn:
+            for row in conn.execution_options(yield_per=1000).execute(query):
+                yield str(row[0]), int(row[1]), str(row[2])
+
+    def count_of_type(self, event_type: str, session_id: str | None) -> dict[str, int]:
+        query = sa.select(events.c.session_id, sa.func.count()).where(events.c.type == event_type)
+        if session_id is not None:
+            query = query.where(events.c.session_id == session_id)
+        with self._reading() as conn:
+            rows = conn.execute(query.group_by(events.c.session_id)).all()
+        return {str(sid): int(n) for sid, n in rows}
+
+    # lifecycle
+
+    def migrate(self, revision: str, *, refuse: ForeignCheck) -> None:
+        with self._writing() as conn:
+            self._migration_lock(conn)
+            refuse(state_of(conn))
+            config = alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, revision)
+
+    def _migration_lock(self, conn: sa.Connection) -> None:
+        """Keep other processes from migrating the same database at once (beyond the write
+        transaction itself, which is enough where a write locks the whole database)."""
+
+    def database_state(self) -> DatabaseState:
+        with self._reading() as conn:
+            return state_of(conn)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def state_of(conn: sa.Connection) -> DatabaseState:
+    from alembic.runtime.migration import MigrationContext
+
+    inspector = sa.inspect(conn)
+    names = {*inspector.get_table_names(), *inspector.get_view_names()}
+    revision = MigrationContext.configure(conn).get_current_revision()
+    return DatabaseState(True, revision, frozenset(names - {VERSION_TABLE}))
+
+
+def _session_row(
+    session_id: str, rows: Sequence[EventRow], new: NewSession | None
+) -> dict[str, Any]:
+    assert new is not None, "a new session's first write names its sessions row"
+    return {
+        "id": session_id,
+        "title": new.title,
+        "head_seq": rows[-1].seq,
+        "head_hash": rows[-1].hash,
+        "parent_id": new.parent_id,
+        "parent_seq": new.parent_seq,
+        "created_at": rows[0].recorded_at,
+        "updated_at": rows[-1].recorded_at,
+    }
+
+
+def _head_move(session_id: str, after: Head, rows: Sequence[EventRow]) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "read_seq": after.seq,
+        "new_seq": rows[-1].seq,
+        "new_hash": rows[-1].hash,
+        "new_time": rows[-1].recorded_at,
+    }
+
+
+def _event_values(row: EventRow) -> dict[str, Any]:
+    values = row._asdict()
+    values["payload"] = EncodedJson(row.payload)
+    return values
