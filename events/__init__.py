@@ -74,7 +74,7 @@ from sessionstore.events._errors import (
     one_line,
 )
 from sessionstore.events._gc import collection_paused
-from sessionstore.events._ids import new_id, uuid7
+from sessionstore.events._ids import new_id, seeded_ids, uuid7
 from sessionstore.events._messages import (
     ANTHROPIC,
     OPENAI_CHAT,
@@ -220,6 +220,7 @@ __all__ = [
     "part_digests",
     "redacted",
     "redaction_placeholder",
+    "seeded_ids",
     "split_bodies",
     "uuid7",
     "value_text",

@@ -1,23 +1,45 @@
 """`sessionstore demo`: the main job, end to end, with no network and no model.
 
-A scripted coding agent works through a task for 60 turns; on the way the store truncates
-its one huge output, prunes old outputs and compacts the conversation. Then the demo audits
-the session: the timeline of what changed the context, a replay to before the first
-compaction compared with now, a pruned output restored byte for byte, and the hash chain.
+A scripted coding agent works through a task for 60 turns in a window small enough that it
+fills again and again: on the way the store, with its default settings, truncates the one huge
+output, prunes old outputs and compacts the conversation. Then the demo audits the session:
+the timeline of what changed the context, a replay to just before the first compaction
+compared with now, a pruned output restored byte for byte, and the hash chain.
+
+Every run prints the same figures: the agent is seeded, and so are the ids it makes (the model
+is shown ids, in a pruned output's placeholder, and random ids of the same length tokenize to
+different counts). Only the session's times, and its id when `demo` is taken, differ.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sessionstore.cli._scripted import coding_session, drive
-from sessionstore.events import ContextCompacted, OutputsPruned, ToolResultPart
-from sessionstore.projections import LiveMessage, LiveToolResult, diff_contexts
+from sessionstore.events import (
+    ContextCompacted,
+    OutputsPruned,
+    RecordedEvent,
+    SessionExists,
+    ToolResultPart,
+    seeded_ids,
+)
+from sessionstore.projections import LiveMessage, LiveToolResult, TimelineRow, diff_contexts
 from sessionstore.session import Session, SessionStore
 
-DEMO_WINDOW = 128_000
+DEMO_WINDOW = 48_000
+"""Tokens: a small model's window, so 60 turns of the scripted agent (reads, greps and test
+logs of 1 to 30 KB) fill it over and over. With the default settings prunes keep it inside
+for a while; once pruning alone no longer gets it under the limit (the newest outputs are kept,
+and every pruned one leaves a placeholder), a compaction folds the head into a summary. In a
+64k or 128k window the same 60 turns only prune, and the demo would show no compaction."""
 DEMO_MODEL = "scripted-coder"
+DEMO_SEED = 7
+IDS_FROM = datetime(2025, 1, 1, tzinfo=UTC)
+"""Where the demo's seeded ids start counting (the millisecond their UUIDv7 layout carries)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +60,11 @@ class DemoResult:
 
 def run_demo(store: SessionStore, say: Callable[[str], None], *, turns: int = 60) -> DemoResult:
     """Play the scripted session into `store`, telling `say` what happens, line by line."""
-    s = store.create_session(
-        model=DEMO_MODEL, context_window=DEMO_WINDOW, title="demo: fix the failing tests"
-    )
+    s = _new_session(store)
     say(f"Playing a scripted coding agent for {turns} turns (reads, greps, edits, test runs)")
     say(f"into session {s.id}, window {DEMO_WINDOW:,} tokens; no network, no model.")
-    report = drive(s, coding_session(turns))
+    with seeded_ids(DEMO_SEED, IDS_FROM):
+        report = drive(s, coding_session(turns, seed=DEMO_SEED))
     usable = DEMO_WINDOW - s.header.output_reserve
     events = store.read(s.id)
     truncated = [
@@ -68,15 +89,20 @@ def run_demo(store: SessionStore, say: Callable[[str], None], *, turns: int = 60
         )
     freed = sum(e.payload.tokens_freed for e in prunes)  # type: ignore[attr-defined]
     say(f"Pruned old tool outputs {_times(len(prunes))}, {freed:,} tokens in all.")
-    say(f"Compacted the conversation {_times(len(compactions))}.")
+    compacted = sum(
+        e.payload.tokens_before - e.payload.tokens_after  # type: ignore[attr-defined]
+        for e in compactions
+    )
+    say(
+        f"Compacted the conversation {_times(len(compactions))}"
+        + (f", {compacted:,} tokens in all." if compactions else ".")
+    )
 
     say("")
     say("Timeline of what changed the context (`timeline` shows every event):")
-    for row in s.timeline():
-        if row.type not in ("MessageAppended", "MessagesReverted") or "truncated" in row.summary:
-            say(f"  {row.seq:>5}  {row.time:%H:%M:%S}  {row.summary}")
+    _timeline(s, say)
 
-    replayed_at = _replay(s, compactions[0].seq - 1 if compactions else None, say)
+    replayed_at = _replay(s, compactions, say)
     restored = _restore(store, s, say)
     chain = store.verify(s.id)
     say("")
@@ -99,9 +125,55 @@ def run_demo(store: SessionStore, say: Callable[[str], None], *, turns: int = 60
     )
 
 
-def _replay(s: Session, seq: int | None, say: Callable[[str], None]) -> int | None:
-    if seq is None:
+def _new_session(store: SessionStore) -> Session:
+    """A session named `demo`, or `demo-2`, `demo-3`... when the demo ran here before: an id
+    to type in the commands it suggests."""
+    for n in itertools.count(1):
+        try:
+            return store.create_session(
+                session_id="demo" if n == 1 else f"demo-{n}",
+                model=DEMO_MODEL,
+                context_window=DEMO_WINDOW,
+                title="demo: fix the failing tests",
+            )
+        except SessionExists:
+            continue
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _timeline(s: Session, say: Callable[[str], None]) -> None:
+    """The rows that changed the context other than by appending: the start, truncations,
+    prunes and compactions. Of a run of prunes in a row, its first and last."""
+    rows = [
+        row
+        for row in s.timeline()
+        if row.type not in ("MessageAppended", "MessagesReverted") or "truncated" in row.summary
+    ]
+    for pruning, group in itertools.groupby(rows, key=lambda row: row.type == "OutputsPruned"):
+        run = list(group)
+        if not pruning or len(run) <= 2:
+            for row in run:
+                say(_row(row))
+            continue
+        say(_row(run[0]))
+        say(f"  {'':>5}  {'':8}  ... {len(run) - 2} more prunes")
+        say(_row(run[-1]))
+
+
+def _row(row: TimelineRow) -> str:
+    return f"  {row.seq:>5}  {row.time:%H:%M:%S}  {row.summary}"
+
+
+def _replay(s: Session, compactions: list[RecordedEvent], say: Callable[[str], None]) -> int | None:
+    """What the model was sent just before the first compaction, against what it is sent now:
+    the log keeps both, so either can be rebuilt."""
+    if not compactions:
         return None
+    seq = compactions[0].seq - 1
+    summarizers = {
+        e.payload.summary.id: e.payload.summarizer  # type: ignore[attr-defined]
+        for e in compactions
+    }
     then, now = s.context(at=seq), s.context()
     diff = diff_contexts(then, now)
     summaries = [m for m in diff.entered if m.summary]
@@ -115,21 +187,51 @@ def _replay(s: Session, seq: int | None, say: Callable[[str], None]) -> int | No
     )
     for message in diff.left[:3]:
         say(f"  - {message.role} {message.id}: {_gist(message)}")
-    say(f"  - ... and {len(diff.left) - 3} more" if len(diff.left) > 3 else "")
+    if len(diff.left) > 3:
+        say(f"  - ... and {len(diff.left) - 3} more")
     for message in summaries[:1]:
-        say(f"  + summary {message.id} ({message.tokens:,} tokens): {_gist(message)}")
+        by = summarizers.get(message.id, "unknown")
+        say(f"  + summary {message.id} ({message.tokens:,} tokens, {by} summarizer),")
+        say("    its sections and their first entries:")
+        for line in _outline(_text(message)):
+            say(f"    {line}")
     return seq
+
+
+def _outline(summary: str) -> list[str]:
+    """Each `## ` section of a summary with its size and first entry (`context --at` shows
+    it whole)."""
+    sections: list[list[str]] = []
+    for line in summary.splitlines():
+        if line.startswith("## "):
+            sections.append([line])
+        elif sections and line.strip():
+            sections[-1].append(line)
+    outline = []
+    for heading, *body in sections:
+        # not "(5 older entries left out...)", nor an entry's heading ("Request 1, seq 2:")
+        entries = [line for line in body if not line.startswith("(") and line[-1] != ":"]
+        outline.append(f"{heading} ({len(body)} lines)")
+        outline += [f"  {_clip(entry, 90)}" for entry in entries[:1]]
+    return outline
 
 
 def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
+def _text(message: LiveMessage) -> str:
+    part = message.parts[0]
+    return str(getattr(part, "text", None) or getattr(part, "output", ""))
+
+
 def _gist(message: LiveMessage) -> str:
     """The first words of a message, on one line."""
-    part = message.parts[0]
-    text = " ".join(str(getattr(part, "text", None) or getattr(part, "output", "")).split())
-    return text if len(text) <= 70 else text[:69] + "…"
+    return _clip(" ".join(_text(message).split()))
+
+
+def _clip(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _restore(store: SessionStore, s: Session, say: Callable[[str], None]) -> str | None:

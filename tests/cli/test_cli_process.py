@@ -113,14 +113,43 @@ def test_demo_runs_the_main_job_and_leaves_a_session_whose_chain_verifies(tmp_pa
     assert "\x1b[" not in demo.stdout  # colour only on a terminal
     out = demo.stdout
     session_id = found(r"into session (\S+),", out)
+    assert session_id == "demo"  # the first demo in this folder
     events = int(found(r"Hash chain: ([\d,]+) events verified, intact.", out).replace(",", ""))
-    assert found(r"Pruned old tool outputs (once|\d+ times),", out)
-    assert found(r"Compacted the conversation (once|\d+ times)\.", out)
-    assert "Truncated on append: bash output of " in out
+    # with the default settings, all three: a truncation, prunes, compactions
+    assert len(re.findall(r"^Truncated on append: bash output of [\d,]+ bytes, ", out, re.M)) >= 1
+    assert times(found(r"Pruned old tool outputs (once|\d+ times), [\d,]+ tokens in all", out)) >= 1
+    assert times(found(r"Compacted the conversation (once|\d+ times), [\d,]+ tokens", out)) >= 1
+    # the replay to just before the first compaction, against now, with its figures
+    first_compaction = int(found(r"\n +(\d+)  \d\d:\d\d:\d\d  incremental: compacted ", out))
+    replay = found(r"(?s)(Replay: the context at seq \d+, just before the first .*?)\n\n", out)
+    lines = replay.splitlines()
+    assert lines[0] == (
+        f"Replay: the context at seq {first_compaction - 1}, just before the first compaction, "
+        "against now:"
+    )
+    then = re.fullmatch(r"  then: (\d+) messages, ([\d,]+) tokens", lines[1])
+    now = re.fullmatch(r"  now:  (\d+) messages, ([\d,]+) tokens", lines[2])
+    assert then and now, lines
+    assert int(then[1]) > 0 and int(now[1]) > 0 and int(then[2].replace(",", "")) > 0
+    moved = re.fullmatch(
+        r"  (\d+) messages left the context, (\d+) entered \((\d+) of them summaries\); "
+        r"\d+ outputs changed status\.",
+        lines[3],
+    )
+    assert moved and int(moved[1]) > 0 and int(moved[3]) >= 1, lines[3]
+    assert re.search(r"\n  \+ summary \S+ \([\d,]+ tokens, extractive summarizer\),\n", replay)
+    assert "    ## The task and the user's requests, in order (" in replay
     assert found(r"restored at seq (\d+): ", out) and "identical to the original output." in out
     assert f"  sessionstore show {session_id}" in out
+    assert f"  sessionstore context demo --at {first_compaction - 1} --format openai" in out
     verify = sessionstore("verify", "--all", cwd=tmp_path)
     assert verify.stdout == f"{session_id}: ok ({events} events)\n"
+    again = sessionstore("demo", "--turns", "1", cwd=tmp_path)  # the name is taken: demo-2
+    assert found(r"into session (\S+),", again.stdout) == "demo-2"
+
+
+def times(said: str) -> int:
+    return 1 if said == "once" else int(said.removesuffix(" times"))
 
 
 def test_debug_shows_the_traceback(db: str, tmp_path: Path) -> None:

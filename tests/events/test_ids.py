@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import uuid
+from datetime import UTC, datetime
 
-from sessionstore.events import new_id, uuid7
+from sessionstore.events import new_id, seeded_ids, uuid7
 
 
 def test_uuid7_layout_is_version_7_variant_rfc_and_carries_the_time() -> None:
@@ -27,3 +29,35 @@ def test_new_id_is_the_canonical_string_form() -> None:
     text = new_id()
     assert str(uuid.UUID(text)) == text
     assert len(text) == 36
+
+
+def test_seeded_ids_repeat_run_after_run_and_still_increase_from_the_start() -> None:
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    with seeded_ids(7, start):
+        first = [new_id() for _ in range(5_000)]  # past 4,096: the counter carries a millisecond
+    with seeded_ids(7, start):
+        again = [new_id() for _ in range(5_000)]
+    with seeded_ids(8, start):
+        other = new_id()
+
+    assert first == again
+    assert other != first[0]
+    values = [uuid.UUID(text) for text in first]
+    assert all(a.int < b.int for a, b in itertools.pairwise(values))
+    assert {v.version for v in values} == {7} and {v.variant for v in values} == {uuid.RFC_4122}
+    assert values[0].int >> 80 == 1_735_689_600_000 == values[4_095].int >> 80
+    assert values[4_096].int >> 80 == 1_735_689_600_001
+
+
+def test_seeded_ids_end_with_their_block_and_stay_in_their_thread() -> None:
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    seen: list[uuid.UUID] = []
+    with seeded_ids(7, start):
+        inside = uuid7()
+        thread = threading.Thread(target=lambda: seen.append(uuid7()))
+        thread.start()
+        thread.join()
+    after = uuid7()
+
+    assert inside.int >> 80 == 1_735_689_600_000
+    assert seen[0].int >> 80 > 1_735_689_600_000 and after.int >> 80 > 1_735_689_600_000
