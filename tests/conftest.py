@@ -10,7 +10,7 @@ The partitioned backend's URL carries `partitions=4`, so every store, CLI run, s
 `name` is "postgresql" (what a test that asks for the dialect wants to know); `partitions` says
 which layout it is. A few tests are skipped on it, each with its reason (`NOT_ON_PARTITIONED`):
 those about the unpartitioned layout itself (the exact list of tables, `alembic check` against
-`store/_schema.py`: partitions are tables too; tests/recorders/test_partitioned_postgres.py
+`store/storage/_schema.py`: partitions are tables too; tests/recorders/test_partitioned_postgres.py
 checks that layout), and the argument fuzzer, which opens the URL with a plain engine.
 """
 
@@ -28,7 +28,28 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+import sessionstore
 from sessionstore import SessionStore
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _code_under_test() -> Path:
+    """The checkout the installed `sessionstore` runs from (an editable install links into
+    one), or its site-packages folder for a plain install."""
+    return Path(sessionstore.__file__).resolve().parent.parent
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test another checkout's code: an editable install made from another clone or
+    git worktree would run that one's library under this one's tests."""
+    code = _code_under_test()
+    if code != CHECKOUT and (code / "pyproject.toml").exists():
+        pytest.exit(
+            f"the installed sessionstore runs the code of {code}, not of this checkout "
+            f"{CHECKOUT}: pip install -e {CHECKOUT}",
+            returncode=4,
+        )
 
 POSTGRES_URL = os.environ.get(
     "SESSIONSTORE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -16,8 +16,9 @@ from tests.builders import conversation
 
 SCRIPT = Path(sys.executable).with_name("sessionstore")  # the console script pip installed
 REPO = Path(__file__).resolve().parents[2]
-# The script runs this checkout's code even when the editable install points at another one
-# (a git worktree), and never a database named by the caller's environment.
+# The script runs the installed sessionstore (tests/conftest.py checks it is this checkout's),
+# with this checkout's `tests` package importable, and never a database named by the
+# caller's environment.
 BASE_ENV = {
     **{k: v for k, v in os.environ.items() if k != "SESSIONSTORE_URL"},
     "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),

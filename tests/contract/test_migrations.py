@@ -92,7 +92,7 @@ def test_downgrade_to_base_and_upgrade_again(backend: Backend) -> None:
 def test_the_revisions_match_the_declared_tables(backend: Backend) -> None:
     config = alembic_config(backend.url)
     command.upgrade(config, "head")
-    command.check(config)  # raises when store/_schema.py and the revisions drift apart
+    command.check(config)  # raises when store/storage/_schema.py and the revisions drift apart
 
 
 def test_a_revision_this_code_does_not_know_is_refused(backend: Backend) -> None:
