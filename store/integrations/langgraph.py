@@ -95,6 +95,7 @@ from sessionstore.events import (
     described,
 )
 from sessionstore.integrations._langchain_messages import (
+    base_message_of,
     record_messages,
     shown_messages,
     state_ids,
@@ -208,15 +209,15 @@ class _Index:
         if not isinstance(payload, RecordAppended):
             return
         record = payload.record
-        values = [_value(part) for part in record.parts]
-        if values[0] is None:
-            return  # redacted: the parts a redaction left are read part by part below
+        values = [_value(part) for part in record.parts]  # None: a part redacted
         if record.kind == CHECKPOINT_RECORD:
             self._checkpoint(event.seq, record, values)
         elif record.kind == WRITES_RECORD:
             for part, value in zip(record.parts, values, strict=True):
                 if value is not None:
                     self._write(event.seq, part.id, _mapping(value))
+        elif values[0] is None:
+            return
         elif record.kind == CONTEXT_RECORD:
             self.contexts.append((str(_mapping(values[0])["session_id"]), record.parts[0].id))
         elif record.kind == SHOWN_RECORD:
@@ -234,27 +235,30 @@ class _Index:
     def _checkpoint(
         self, seq: int, record: Record, values: builtins.list[JsonValue | None]
     ) -> None:
-        head = _mapping(values[0])
-        ns, checkpoint_id = str(head["checkpoint_ns"]), str(head["checkpoint_id"])
-        parent = head["parent_checkpoint_id"]
-        thread_id = str(head["thread_id"])
-        self.thread_id = thread_id
-        self.checkpoints.setdefault(ns, {})[checkpoint_id] = _Saved(
-            thread_id,
-            ns,
-            checkpoint_id,
-            None if parent is None else str(parent),
-            seq,
-            record.parts[0].id,
-            head["checkpoint"],
-            head["metadata"],
-        )
+        """A `put`: its checkpoint, unless a prune redacted it, and each value it stored that
+        is still there (a pruned checkpoint's value that a kept one reads stays)."""
+        if values[0] is not None:
+            head = _mapping(values[0])
+            ns, checkpoint_id = str(head["checkpoint_ns"]), str(head["checkpoint_id"])
+            parent = head["parent_checkpoint_id"]
+            self.thread_id = str(head["thread_id"])
+            self.checkpoints.setdefault(ns, {})[checkpoint_id] = _Saved(
+                self.thread_id,
+                ns,
+                checkpoint_id,
+                None if parent is None else str(parent),
+                seq,
+                record.parts[0].id,
+                head["checkpoint"],
+                head["metadata"],
+            )
         for part, value in zip(record.parts[1:], values[1:], strict=True):
             if value is None:
                 continue  # a value no kept checkpoint read, redacted by a prune
             blob = _mapping(value)
+            ns, owner = str(blob["checkpoint_ns"]), str(blob["checkpoint_id"])
             key = (ns, str(blob["channel"]), _version_key(blob["version"]))
-            self.blobs.setdefault(key, []).append(_Located(seq, part.id, checkpoint_id))
+            self.blobs.setdefault(key, []).append(_Located(seq, part.id, owner))
 
     def _write(self, seq: int, part_id: str, write: Mapping[str, JsonValue]) -> None:
         key = (str(write["checkpoint_ns"]), str(write["checkpoint_id"]))
@@ -535,8 +539,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of the source thread, in order, into the target
-        thread's session, in one transaction; its messages context continues in a fork of
-        the source's (`SessionStore.fork`), so the copy's model sees what the source's saw."""
+        thread's session, in one transaction; then the source's live messages context, each
+        message whole (a truncated or pruned output as it was given), so the copy's model sees
+        what the source's saw, and the copy owes nothing to the source once made."""
         source = self._thread(str(source_thread_id))
         target = self._thread(str(target_thread_id))
         first, second = sorted([source, target], key=lambda t: t.session_id)
@@ -546,10 +551,9 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             records = self._copies(source, str(target_thread_id))
             if not records:
                 return
-            context = self._context(source)
-            fork = self._store.fork(context.id)
-            records.append(_record(CONTEXT_RECORD, [{"session_id": fork.id}]))
+            live = self._context(source).context(restore_pruned=True).messages
             self._append(target, records)
+            record_messages(self._handle(target, create=True), [base_message_of(m) for m in live])
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """`"keep_latest"`: keep the newest checkpoint of each namespace of each thread, with
@@ -632,7 +636,7 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     # the messages channel: sessionstore's context management, as hooks
 
-    def pre_model_hook(self, state: Mapping[str, Any], *_: object) -> dict[str, Any]:
+    def pre_model_hook(self, state: Any, *_: object) -> dict[str, Any]:
         """Before each model call (`create_react_agent(pre_model_hook=saver.pre_model_hook)`,
         or `before_model(saver.pre_model_hook)` in LangChain's `create_agent`): record the
         state's new messages in the thread's context session, keep the context in its window
@@ -641,20 +645,20 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         shown = self._managed(config, builtins.list(state["messages"]), show=True)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *shown]}
 
-    async def apre_model_hook(self, state: Mapping[str, Any], *_: object) -> dict[str, Any]:
+    async def apre_model_hook(self, state: Any, *_: object) -> dict[str, Any]:
         """`pre_model_hook` for async runs, on the store's workers."""
         config = _running_config()
         messages = builtins.list(state["messages"])
         shown = await self._face.run_sync(self._managed, config, messages, show=True)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *shown]}
 
-    def post_model_hook(self, state: Mapping[str, Any], *_: object) -> None:
+    def post_model_hook(self, state: Any, *_: object) -> None:
         """After a model call (`after_model(...)`, `after_agent(...)`, or a
         `create_react_agent(post_model_hook=...)`): record what the model answered, so the
         session holds the turn before the next run."""
         self._managed(_running_config(), builtins.list(state["messages"]), show=False)
 
-    async def apost_model_hook(self, state: Mapping[str, Any], *_: object) -> None:
+    async def apost_model_hook(self, state: Any, *_: object) -> None:
         """`post_model_hook` for async runs, on the store's workers."""
         config, messages = _running_config(), builtins.list(state["messages"])
         await self._face.run_sync(self._managed, config, messages, show=False)
@@ -911,8 +915,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             self._store.purge(session_id, reason="LangGraph delete_thread")
 
     def _copies(self, source: _Thread, target_thread_id: str) -> builtins.list[Record]:
-        """The source's checkpoints, writes and shown points as new records, in log order,
-        each holding the parts the index still holds (what a prune left)."""
+        """The source's checkpoints and writes as new records, in log order, each holding the
+        parts the index still holds (what a prune left)."""
         index = source.index
         live: set[str] = {saved.part_id for saved in index.saved()}
         live |= {blob.part_id for located in index.blobs.values() for blob in located}
@@ -929,14 +933,6 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
                 records.append(_record(CHECKPOINT_RECORD, [head, *values[1:]]))
             elif record.kind == WRITES_RECORD and values:
                 records.append(_record(WRITES_RECORD, values))
-        for shown in index.shown:
-            point: dict[str, JsonValue] = {
-                "session_id": shown.session_id,
-                "seq": shown.seq,
-                "count": shown.count,
-                "digest": shown.digest,
-            }
-            records.append(_record(SHOWN_RECORD, [point]))
         return records
 
     # the context the hooks keep
