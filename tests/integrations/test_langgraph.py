@@ -14,6 +14,7 @@ import base64
 import datetime
 import importlib.metadata
 import operator
+import warnings
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from typing import Annotated, Any, TypedDict
 
@@ -511,3 +512,31 @@ def test_a_tuple_is_a_checkpoint_tuple(agent_store: SessionStore) -> None:
     assert found.config == {
         "configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1f0-x"}
     }
+
+
+def test_the_hook_is_a_pre_model_hook_of_create_react_agent(agent_store: SessionStore) -> None:
+    """LangGraph's own prebuilt agent (deprecated for LangChain's `create_agent`, still used)
+    takes the hooks as its `pre_model_hook` and `post_model_hook`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from langgraph.prebuilt import create_react_agent
+
+        saver = SessionStoreSaver(agent_store)
+        model = ScriptedChatModel(messages=iter(["one", "two"]))
+        agent = create_react_agent(
+            model,
+            [],
+            checkpointer=saver,
+            pre_model_hook=saver.pre_model_hook,
+            post_model_hook=saver.post_model_hook,
+        )
+    config: RunnableConfig = {"configurable": {"thread_id": "react"}}
+    agent.invoke({"messages": [HumanMessage("hi")]}, config)
+    agent.invoke({"messages": [HumanMessage("again")]}, config)
+    assert texts(model.requests[-1]) == [
+        ("HumanMessage", "hi"),
+        ("AIMessage", "one"),
+        ("HumanMessage", "again"),
+    ]
+    live = saver.session("react").context().messages
+    assert [m.parts[0].text for m in live] == ["hi", "one", "again", "two"]  # type: ignore[union-attr]
