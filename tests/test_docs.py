@@ -30,6 +30,7 @@ EXTRAS = {
     "pydantic_ai": "pydantic-ai",
     "langchain_core": "langchain",
     "langchain": "langchain",
+    "langgraph": "langgraph",
     "google": "adk",
     "claude_agent_sdk": "claude-agent-sdk",
 }

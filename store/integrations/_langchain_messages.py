@@ -1,12 +1,15 @@
 """LangChain messages as sessionstore messages and back, each kept verbatim: the mapping
 `sessionstore.integrations.langchain` records and renders by (its docstring says what maps to what).
 It imports LangChain: import it through `sessionstore.integrations.langchain`, which says which
-extra to install when LangChain is missing."""
+extra to install when LangChain is missing. Recording a state's messages into a session and
+showing the live context back (`record_messages`, `shown_messages`, `state_ids`) are here too:
+the LangChain middleware and the LangGraph checkpointer's hook share them."""
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -38,6 +41,7 @@ from sessionstore.events import (
     described,
 )
 from sessionstore.projections import LiveMessage, LiveToolResult
+from sessionstore.session import Session
 
 LANGCHAIN = "langchain"
 """The `Native.api` of a LangChain message kept verbatim (its `message_to_dict` JSON)."""
@@ -285,3 +289,81 @@ def _built(message: Message | LiveMessage) -> BaseMessage:
         status="error" if part.is_error else "success",
         id=message.id,
     )
+
+
+# recording
+
+
+def record_messages(session: Session, messages: list[BaseMessage]) -> None:
+    """Append `messages` in order, after checking every one: a batch that holds a message that
+    cannot be recorded (a call id used already) writes nothing. A `ToolMessage` no pending
+    call waits for is kept as it came (`unanswered`)."""
+    converted = [message_of(message) for message in messages]
+    used, pending = _calls(session)
+    for index, message in enumerate(converted):
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                if part.call_id not in pending:
+                    original = messages[index]
+                    assert isinstance(original, ToolMessage)
+                    converted[index] = unanswered(original)
+                pending.discard(part.call_id)
+            elif isinstance(part, ToolCallPart):
+                if part.call_id in used:
+                    raise InvalidArgument(
+                        f"tool call id {part.call_id!r} is used already in {session.id}"
+                    )
+                used.add(part.call_id)
+                pending.add(part.call_id)
+    for message in converted:
+        part = message.parts[0]
+        if isinstance(part, ToolResultPart):
+            session.append_tool_result(
+                part.call_id, part.output, is_error=part.is_error, native=message.native
+            )
+        else:
+            session.append_message(message)
+
+
+def _calls(session: Session) -> tuple[set[str], set[str]]:
+    """The call ids of the live context, and those of them still waiting for a result."""
+    used: set[str] = set()
+    answered: set[str] = set()
+    for message in session.context().messages:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                used.add(part.call_id)
+            elif isinstance(part, LiveToolResult):
+                answered.add(part.call_id)
+    return used, used - answered
+
+
+def shown_messages(session: Session) -> list[BaseMessage]:
+    """The live context as LangChain messages, each under the id `state_ids` gives it."""
+    live = session.context().messages
+    shown = []
+    for message, state_id in zip(live, state_ids(live), strict=True):
+        converted = base_message_of(message)
+        converted.id = state_id
+        shown.append(converted)
+    return shown
+
+
+def state_ids(live: Sequence[LiveMessage]) -> list[str]:
+    """The id each live message has in an agent's state: its LangChain id, or its sessionstore
+    id when it has none or an earlier message has it (the state keeps one message per id)."""
+    ids: list[str] = []
+    seen: set[str] = set()
+    for message in live:
+        own = _langchain_id(message.native)
+        state_id = own if isinstance(own, str) and own and own not in seen else message.id
+        seen.add(state_id)
+        ids.append(state_id)
+    return ids
+
+
+def _langchain_id(native: Native | None) -> object:
+    if native is None or not native.is_from(LANGCHAIN) or not isinstance(native.value, dict):
+        return None
+    data = native.value.get("data")
+    return data.get("id") if isinstance(data, dict) else None

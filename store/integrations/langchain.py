@@ -57,7 +57,7 @@ from typing import Any
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState
     from langchain_core.chat_history import BaseChatMessageHistory
-    from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
+    from langchain_core.messages import BaseMessage, RemoveMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
 except ImportError as exc:  # the framework is an extra
@@ -66,15 +66,16 @@ except ImportError as exc:  # the framework is an extra
     ) from exc
 
 from sessionstore.aio import AsyncSessionStore
-from sessionstore.events import InvalidArgument, Native, ToolCallPart, ToolResultPart, described
+from sessionstore.events import InvalidArgument, described
 from sessionstore.integrations._langchain_messages import (
     LANGCHAIN,
     base_message_of,
     message_of,
-    unanswered,
+    record_messages,
+    shown_messages,
+    state_ids,
 )
 from sessionstore.integrations._sessions import async_face, session_on_first_use
-from sessionstore.projections import LiveMessage, LiveToolResult
 from sessionstore.session import Session, SessionStore
 
 __all__ = [
@@ -131,7 +132,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         """Append the messages in order; all are checked first, so a message that cannot be
         recorded raises `InvalidArgument` before any is written."""
         with self._lock:
-            _record(self.session, list(messages))
+            record_messages(self.session, list(messages))
 
     def clear(self) -> None:
         self.session.clear(reason="clear")
@@ -154,7 +155,7 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         with self._lock:
             session = self.session
             session.before_llm_call()
-            return _shown(session)
+            return shown_messages(session)
 
     def _add_unstored(self, given: Sequence[BaseMessage]) -> None:
         """Record the messages of an agent's state that the session does not hold yet.
@@ -166,14 +167,15 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
         messages of a cleared (or popped, reverted) context does not bring them back."""
         with self._lock:
             session = self.session
-            known = self._seen | set(_state_ids(session.context().messages))
+            known = self._seen | set(state_ids(session.context().messages))
             fresh = []
             for message in given:
                 if message.id is None or message.id not in known:
                     fresh.append(message)
                     if message.id is not None:
                         known.add(message.id)
-            _record(session, fresh)  # known only once recorded: a failed batch can come again
+            # known only once recorded: a failed batch can come again
+            record_messages(session, fresh)
             self._seen = known
 
 
@@ -219,81 +221,3 @@ class SessionStoreMiddleware(AgentMiddleware):
             history._add_unstored(messages)
             shown = history.model_messages()
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *shown]}
-
-
-# recording
-
-
-def _record(session: Session, messages: list[BaseMessage]) -> None:
-    """Append `messages` in order, after checking every one: a batch that holds a message that
-    cannot be recorded (a call id used already) writes nothing. A `ToolMessage` no pending
-    call waits for is kept as it came (`unanswered`)."""
-    converted = [message_of(message) for message in messages]
-    used, pending = _calls(session)
-    for index, message in enumerate(converted):
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
-                if part.call_id not in pending:
-                    original = messages[index]
-                    assert isinstance(original, ToolMessage)
-                    converted[index] = unanswered(original)
-                pending.discard(part.call_id)
-            elif isinstance(part, ToolCallPart):
-                if part.call_id in used:
-                    raise InvalidArgument(
-                        f"tool call id {part.call_id!r} is used already in {session.id}"
-                    )
-                used.add(part.call_id)
-                pending.add(part.call_id)
-    for message in converted:
-        part = message.parts[0]
-        if isinstance(part, ToolResultPart):
-            session.append_tool_result(
-                part.call_id, part.output, is_error=part.is_error, native=message.native
-            )
-        else:
-            session.append_message(message)
-
-
-def _calls(session: Session) -> tuple[set[str], set[str]]:
-    """The call ids of the live context, and those of them still waiting for a result."""
-    used: set[str] = set()
-    answered: set[str] = set()
-    for message in session.context().messages:
-        for part in message.parts:
-            if isinstance(part, ToolCallPart):
-                used.add(part.call_id)
-            elif isinstance(part, LiveToolResult):
-                answered.add(part.call_id)
-    return used, used - answered
-
-
-def _shown(session: Session) -> list[BaseMessage]:
-    """The live context as LangChain messages, each under the id `_state_ids` gives it."""
-    live = session.context().messages
-    shown = []
-    for message, state_id in zip(live, _state_ids(live), strict=True):
-        converted = base_message_of(message)
-        converted.id = state_id
-        shown.append(converted)
-    return shown
-
-
-def _state_ids(live: Sequence[LiveMessage]) -> list[str]:
-    """The id each live message has in an agent's state: its LangChain id, or its sessionstore
-    id when it has none or an earlier message has it (the state keeps one message per id)."""
-    ids: list[str] = []
-    seen: set[str] = set()
-    for message in live:
-        own = _langchain_id(message.native)
-        state_id = own if isinstance(own, str) and own and own not in seen else message.id
-        seen.add(state_id)
-        ids.append(state_id)
-    return ids
-
-
-def _langchain_id(native: Native | None) -> object:
-    if native is None or not native.is_from(LANGCHAIN) or not isinstance(native.value, dict):
-        return None
-    data = native.value.get("data")
-    return data.get("id") if isinstance(data, dict) else None

@@ -26,6 +26,7 @@ from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from sessionstore import AsyncSessionStore, SessionStore
@@ -36,6 +37,7 @@ from sessionstore.integrations.langchain import (
     SessionStoreChatMessageHistory,
     SessionStoreMiddleware,
 )
+from sessionstore.integrations.langgraph import SessionStoreSaver
 from sessionstore.integrations.openai_agents import AgentsSession, context_filter
 from sessionstore.integrations.pydantic_ai import history_processor
 from tests.conftest import Backend
@@ -126,6 +128,17 @@ async def every_async_call(store: SessionStore | AsyncSessionStore) -> None:
     await middleware.aafter_model(state, None)  # type: ignore[arg-type]
     await middleware.aafter_agent(state, None)  # type: ignore[arg-type]
     await history.aclear()
+
+    saver = SessionStoreSaver(store)
+    thread: Any = {"configurable": {"thread_id": "lg", "checkpoint_ns": ""}}
+    stored = await saver.aput(thread, empty_checkpoint(), {"step": -1}, {})
+    await saver.aput_writes(stored, [("said", "hi")], "task")
+    assert await saver.aget_tuple(stored) is not None
+    assert len([found async for found in saver.alist(thread)]) == 1
+    await saver.acopy_thread("lg", "lg-copy")
+    await saver.aprune(["lg-copy"])
+    await saver.adelete_for_runs(["a-run"])
+    await saver.adelete_thread("lg")
 
     sync = store.sync if isinstance(store, AsyncSessionStore) else store
     for session in (
