@@ -51,6 +51,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             returncode=4,
         )
 
+
 POSTGRES_URL = os.environ.get(
     "SESSIONSTORE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
