@@ -195,7 +195,7 @@ class SessionStore:
         self._recorder = recorder
 
     def __repr__(self) -> str:
-        return f"SessionStore({self._recorder.url.render_as_string(hide_password=True)!r})"
+        return f"SessionStore({self._recorder.shown_url!r})"
 
     # sessions
 
