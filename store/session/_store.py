@@ -140,9 +140,10 @@ class SessionStore:
     the process opened on it, kept until the process ends). Without one the store opens
     `$SESSIONSTORE_URL`, else the SQLite file `sessions.db` in the current folder. An empty
     or older database is migrated on open unless `migrate=False` (then a database not at this
-    code's schema raises `SchemaMismatch`; a memory store is always at it). SQLite runs in WAL mode with `synchronous=NORMAL` by default: a process
-    crash never loses a commit; a power loss can roll back the last few. Pass
-    `sqlite_synchronous="FULL"` to make every commit survive power loss too.
+    code's schema raises `SchemaMismatch`; a memory store is always at it). SQLite runs in WAL
+    mode with `synchronous=NORMAL` by default: a process crash never loses a commit; a power
+    loss can roll back the last few. Pass `sqlite_synchronous="FULL"` to make every commit
+    survive power loss too.
 
     Our tables go only into an empty database or one of ours: a database with another
     application's tables raises `SchemaMismatch`, unchanged. With `create=False` a SQLite file
