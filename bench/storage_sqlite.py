@@ -47,6 +47,7 @@ from bench.peers.openai_sqlite import AgentsSQLiteSession
 from bench.peers.ours import SessionStoreFull
 from bench.storage_table import OURS, PEER, RAW, Row
 from sessionstore import SessionStore
+from sessionstore.storage._sqlite import SqliteRecorder
 
 SESSION = "storage"
 RAW_BODIES = "raw+bodies"
@@ -312,7 +313,9 @@ def _durability(ours: SessionStoreFull, stores: list[tuple[str, Any, Any]]) -> d
     """`journal_mode` and `synchronous` (0 OFF, 1 NORMAL, 2 FULL) as each store's own
     connections have them, read while the append row's stores are open."""
     found: dict[str, Any] = {}
-    with ours.store._recorder.engine.connect() as conn:
+    recorder = ours.store._recorder
+    assert isinstance(recorder, SqliteRecorder)
+    with recorder.engine.connect() as conn:
         found[OURS] = {
             "journal_mode": conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
             "synchronous": conn.exec_driver_sql("PRAGMA synchronous").scalar(),

@@ -7,7 +7,7 @@ import logging.config
 
 from alembic import context
 
-from sessionstore.storage import WRITE, metadata, open_recorder, resolve_url
+from sessionstore.storage import metadata, migration_connection, resolve_url
 
 config = context.config
 target_metadata = metadata
@@ -33,12 +33,11 @@ def run_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = open_recorder(resolve_url(config.get_main_option("sqlalchemy.url"))).engine
-    with engine.connect().execution_options(**{WRITE: True}) as own_connection:
+    url = resolve_url(config.get_main_option("sqlalchemy.url"))
+    with migration_connection(url) as own_connection:
         context.configure(connection=own_connection, target_metadata=target_metadata)
         with context.begin_transaction():
             context.run_migrations()
-    engine.dispose()
 
 
 if context.is_offline_mode():

@@ -1,5 +1,6 @@
 """Backends for the contract suite: every test that takes `backend` or `store` runs on SQLite,
-on PostgreSQL, and on PostgreSQL with every table hash-partitioned (`postgresql-partitioned`).
+on PostgreSQL, on PostgreSQL with every table hash-partitioned (`postgresql-partitioned`), and
+on a memory database (`memory://NAME`, one per test, shared by every store the test opens).
 
 PostgreSQL is reached at `$SESSIONSTORE_TEST_POSTGRES_URL` (default: the CI machine's server);
 each test gets a fresh schema, dropped afterwards. With no server the PostgreSQL cases skip
@@ -11,7 +12,9 @@ The partitioned backend's URL carries `partitions=4`, so every store, CLI run, s
 which layout it is. A few tests are skipped on it, each with its reason (`NOT_ON_PARTITIONED`):
 those about the unpartitioned layout itself (the exact list of tables, `alembic check` against
 `store/storage/_schema.py`: partitions are tables too; tests/recorders/test_partitioned_postgres.py
-checks that layout), and the argument fuzzer, which opens the URL with a plain engine.
+checks that layout), and the argument fuzzer, which opens the URL with a plain engine. The
+memory backend skips what needs SQL (`NOT_ON_MEMORY`, and any test that asks for a SQL engine:
+tampering with rows, triggers, migrations) or another process.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import sqlalchemy as sa
 
 import sessionstore
 from sessionstore import SessionStore
+from sessionstore.storage._memory import database_named as memory_database
+from sessionstore.storage._memory import discard as discard_memory_database
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +63,7 @@ POSTGRES_URL = os.environ.get(
 TEST_PARTITIONS = 4
 """Partitions per table of the partitioned backend: enough that sessions land in different
 ones, few enough that creating a schema per test stays quick."""
-BACKENDS = ("sqlite", "postgresql", "postgresql-partitioned")
+BACKENDS = ("sqlite", "postgresql", "postgresql-partitioned", "memory")
 
 NOT_ON_PARTITIONED = {
     "test_opening_an_empty_database_migrates_it_to_head": "it lists the tables exactly",
@@ -71,6 +76,29 @@ NOT_ON_PARTITIONED = {
 }
 """Tests of the behaviour suite that the partitioned backend skips, and why."""
 
+_NO_SCHEMA = "a memory database is always at the schema's head: there is no schema to migrate"
+NOT_ON_MEMORY = {
+    "test_a_read_only_command_does_not_migrate_an_empty_database": _NO_SCHEMA,
+    "test_with_migrate_off_an_empty_database_says_what_to_run": _NO_SCHEMA,
+    "test_with_migrate_off_an_empty_database_is_refused_and_left_empty": _NO_SCHEMA,
+    "test_alembic_upgrade_head_works_from_the_repository": _NO_SCHEMA,
+    "test_downgrade_to_base_and_upgrade_again": _NO_SCHEMA,
+    "test_the_revisions_match_the_declared_tables": _NO_SCHEMA,
+    "test_a_database_at_0002_upgrades_and_keeps_its_sessions": _NO_SCHEMA,
+    "test_sigkill_mid_stream_leaves_every_committed_event_and_a_valid_chain": (
+        "it writes from another process, whose memory is its own"
+    ),
+    "test_an_agent_killed_mid_run_resumes_with_the_identical_context": (
+        "it writes from another process, whose memory is its own"
+    ),
+    "test_any_call_with_any_arguments_raises_only_typed_errors_and_writes_nothing_then": (
+        "it builds a SQL engine of its own from the URL"
+    ),
+}
+"""Tests of the behaviour suite that the memory backend skips, and why. Those that read or
+change SQL tables otherwise skip when they ask for them (`Backend.raw_engine`), with the
+reason; `Backend.table_rows` reads a memory database's rows too."""
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -82,7 +110,10 @@ class Backend:
     """Hash partitions per table (PostgreSQL), `None` for plain tables."""
 
     def raw_engine(self) -> sa.Engine:
-        """A plain engine, outside the store, for doing what the store would not."""
+        """A plain engine, outside the store, for doing what the store would not. A test on
+        the memory backend skips here: it has no tables to read or change."""
+        if self.name == "memory":
+            pytest.skip("not on memory: the test reads or changes SQL tables, which it has not")
         url = sa.make_url(self.url).difference_update_query(["partitions"])
         return sa.create_engine(url, poolclass=sa.pool.NullPool)
 
@@ -103,6 +134,8 @@ class Backend:
 
     def table_rows(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of the store's tables, in a stable order: to prove nothing changed."""
+        if self.name == "memory":
+            return memory_rows(self.url)
         engine = self.raw_engine()
         try:
             with engine.connect() as conn:
@@ -128,6 +161,23 @@ class Backend:
                 }
         finally:
             engine.dispose()
+
+
+def memory_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """`Backend.table_rows` of a memory database: its events and sessions as those columns."""
+    database = memory_database(str(sa.make_url(url).host))
+    with database.lock:
+        events = sorted(
+            (e.position, e.session_id, e.seq, e.event_id, e.type, e.schema_version, e.payload,
+             e.prev_hash, e.hash)
+            for stream in database.streams.values()
+            for e in stream.events
+        )  # fmt: skip
+        sessions = [
+            (session_id, row.title, row.head_seq, row.head_hash, row.updated_at)
+            for session_id, row in sorted(database.sessions.items())
+        ]
+    return {"events": events, "sessions": sessions}
 
 
 @cache
@@ -165,6 +215,13 @@ def fresh_database(name: str, folder: Path) -> Iterator[Backend]:
     `folder`, or a new PostgreSQL schema, dropped afterwards, whose URL asks for partitioned
     tables for "postgresql-partitioned"."""
     assert name in BACKENDS, name
+    if name == "memory":
+        database = f"test-{uuid.uuid4().hex}"
+        try:  # one store in the process, shared by every store the test opens on the URL
+            yield Backend("memory", f"memory://{database}")
+        finally:
+            discard_memory_database(database)
+        return
     if name == "sqlite":
         yield Backend("sqlite", f"sqlite:///{folder / f'{uuid.uuid4().hex}.db'}")
         return
@@ -198,16 +255,27 @@ def partitioned_postgres_backend(tmp_path: Path) -> Iterator[Backend]:
         yield backend
 
 
+@pytest.fixture
+def memory_backend(tmp_path: Path) -> Iterator[Backend]:
+    with fresh_database("memory", tmp_path) as backend:
+        yield backend
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Backend:
     if request.param == "postgresql-partitioned":
         why = NOT_ON_PARTITIONED.get(request.function.__name__)
         if why is not None:
             pytest.skip(f"not on partitioned tables: {why}")
+    if request.param == "memory":
+        why = NOT_ON_MEMORY.get(request.function.__name__)
+        if why is not None:
+            pytest.skip(f"not on memory: {why}")
     fixture = {
         "sqlite": "sqlite_backend",
         "postgresql": "postgres_backend",
         "postgresql-partitioned": "partitioned_postgres_backend",
+        "memory": "memory_backend",
     }[request.param]
     result: Backend = request.getfixturevalue(fixture)
     return result

@@ -824,7 +824,7 @@ def db_current(app: Cli) -> None:
         state = recorder.database_state()
     finally:
         recorder.close()
-    refuse_foreign(state, recorder.url)
+    refuse_foreign(state, recorder.shown_url)
     _show_revision(state.revision)
 
 

@@ -131,14 +131,19 @@ def check_store_options(
 
 
 class SessionStore:
-    """An append-only store of agent sessions on SQLite or PostgreSQL.
+    """An append-only store of agent sessions on SQLite, PostgreSQL, or in memory.
 
-    `url` is any SQLAlchemy URL; without one the store opens `$SESSIONSTORE_URL`, else the
-    SQLite file `sessions.db` in the current folder. An empty or older database is migrated
-    on open unless `migrate=False` (then a database not at this code's schema raises
-    `SchemaMismatch`). SQLite runs in WAL mode with `synchronous=NORMAL` by default: a process
-    crash never loses a commit; a power loss can roll back the last few. Pass
-    `sqlite_synchronous="FULL"` to make every commit survive power loss too.
+    `url` is a SQLite URL (`sqlite:///path/to/file.db`; `sqlite://` for a database in
+    memory), a PostgreSQL one (`postgresql+psycopg://user@host/db`, with the `postgres`
+    extra; `?partitions=N` for hash-partitioned tables), `memory://` (a store in this
+    process's memory, private to this store) or `memory://NAME` (shared by every store of
+    the process opened on it, kept until the process ends). Without one the store opens
+    `$SESSIONSTORE_URL`, else the SQLite file `sessions.db` in the current folder. An empty
+    or older database is migrated on open unless `migrate=False` (then a database not at this
+    code's schema raises `SchemaMismatch`; a memory store is always at it). SQLite runs in WAL
+    mode with `synchronous=NORMAL` by default: a process crash never loses a commit; a power
+    loss can roll back the last few. Pass `sqlite_synchronous="FULL"` to make every commit
+    survive power loss too.
 
     Our tables go only into an empty database or one of ours: a database with another
     application's tables raises `SchemaMismatch`, unchanged. With `create=False` a SQLite file
@@ -195,7 +200,7 @@ class SessionStore:
         self._recorder = recorder
 
     def __repr__(self) -> str:
-        return f"SessionStore({self._recorder.url.render_as_string(hide_password=True)!r})"
+        return f"SessionStore({self._recorder.shown_url!r})"
 
     # sessions
 

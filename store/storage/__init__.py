@@ -2,11 +2,17 @@
 
 The recorder protocol every backend implements (insert-only events, content-addressed bodies,
 snapshots, metadata), the SQL base shared by the SQL backends, SQLite and PostgreSQL (each
-dialect's differences in its own module), the schema, the Alembic migration runner, and the
-choice of backend from a URL. It knows events and bytes, not sessions' meaning.
+dialect's differences in its own module), the memory recorder (the same contract on Python
+structures), the schema, the Alembic migration runner, and the choice of backend from a URL.
+It knows events and bytes, not sessions' meaning.
 """
 
-from sessionstore.storage._backends import database_file, open_recorder, resolve_url
+from sessionstore.storage._backends import (
+    database_file,
+    migration_connection,
+    open_recorder,
+    resolve_url,
+)
 from sessionstore.storage._migrate import ensure_schema, head_revision, refuse_foreign, upgrade
 from sessionstore.storage._postgres import MAX_PARTITIONS, PARTITIONS
 from sessionstore.storage._recorder import (
@@ -22,14 +28,12 @@ from sessionstore.storage._recorder import (
 )
 from sessionstore.storage._rows import SessionInfo, as_utc, chain_link
 from sessionstore.storage._schema import SESSION_ID_LENGTH, metadata
-from sessionstore.storage._sql import WRITE
 from sessionstore.storage._sqlite import SqliteSynchronous
 
 __all__ = [
     "MAX_PARTITIONS",
     "PARTITIONS",
     "SESSION_ID_LENGTH",
-    "WRITE",
     "BodyRow",
     "EventRow",
     "Head",
@@ -47,6 +51,7 @@ __all__ = [
     "ensure_schema",
     "head_revision",
     "metadata",
+    "migration_connection",
     "open_recorder",
     "refuse_foreign",
     "resolve_url",

@@ -47,17 +47,14 @@ def current_revision(connection: sa.Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def _shown(url: sa.URL) -> str:
-    return url.render_as_string(hide_password=True)
-
-
-def refuse_foreign(state: DatabaseState, url: sa.URL) -> None:
+def refuse_foreign(state: DatabaseState, shown_url: str) -> None:
     """Raise `SchemaMismatch` unless the database is empty or sessionstore's (at a revision of
-    this version or an older one). Tables a user added next to ours are fine."""
+    this version or an older one). Tables a user added next to ours are fine. `shown_url`
+    names the database in the message, without its password."""
     if state.revision is None:
         if state.tables:
             raise SchemaMismatch(
-                f"{_shown(url)} holds tables of another application ({_listed(state.tables)}) "
+                f"{shown_url} holds tables of another application ({_listed(state.tables)}) "
                 "and no sessionstore schema; sessionstore adds its tables only to an empty "
                 "database"
             )
@@ -67,11 +64,11 @@ def refuse_foreign(state: DatabaseState, url: sa.URL) -> None:
         return
     if set(metadata.tables) <= state.tables:
         raise SchemaMismatch(
-            f"{_shown(url)} is at schema revision {state.revision}, which this version of "
+            f"{shown_url} is at schema revision {state.revision}, which this version of "
             "sessionstore does not know (written by a newer version?)"
         )
     raise SchemaMismatch(
-        f"{_shown(url)} is at Alembic revision {state.revision!r}, which is not one of "
+        f"{shown_url} is at Alembic revision {state.revision!r}, which is not one of "
         "sessionstore's: the database belongs to another application"
     )
 
@@ -88,20 +85,20 @@ def ensure_schema(recorder: Recorder, *, migrate: bool, create: bool = True) -> 
     of being created. A database of another application raises `SchemaMismatch` untouched."""
     state = recorder.database_state()
     if not state.exists and not create:
-        raise DatabaseUnavailable(f"cannot open {recorder.url.database}: no such file")
+        raise DatabaseUnavailable(f"cannot open {state.file}: no such file")
     head = head_revision()
     if state.revision == head:
         return
-    refuse_foreign(state, recorder.url)
+    refuse_foreign(state, recorder.shown_url)
     if not migrate:
         if state.revision is not None:
             raise SchemaMismatch(
-                f"{_shown(recorder.url)} is at schema revision {state.revision}, this code "
+                f"{recorder.shown_url} is at schema revision {state.revision}, this code "
                 f"needs {head}; run `sessionstore db upgrade`"
             )
         why = "it is empty" if state.exists else "the file does not exist"
         raise SchemaMismatch(
-            f"{_shown(recorder.url)} holds no sessionstore schema ({why}); "
+            f"{recorder.shown_url} holds no sessionstore schema ({why}); "
             "run `sessionstore db upgrade` to create it"
         )
     upgrade(recorder)
@@ -111,5 +108,5 @@ def upgrade(recorder: Recorder, revision: str = "head") -> None:
     """Run the revisions up to `revision` in one locked transaction, deciding again under the
     lock (another process may have created the schema, or something else, since the database
     was looked at); a database of another application raises `SchemaMismatch` untouched."""
-    refuse_foreign(recorder.database_state(), recorder.url)
-    recorder.migrate(revision, refuse=lambda state: refuse_foreign(state, recorder.url))
+    refuse_foreign(recorder.database_state(), recorder.shown_url)
+    recorder.migrate(revision, refuse=lambda state: refuse_foreign(state, recorder.shown_url))

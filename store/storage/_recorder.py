@@ -3,10 +3,12 @@
 All SQL and every dialect difference live behind this protocol, one recorder per backend:
 `sessionstore.storage._sqlite.SqliteRecorder` and
 `sessionstore.storage._postgres.PostgresRecorder`, both built on the shared Core statements of
-`sessionstore.storage._sql`. Above it the store speaks of sessions, heads and rows, never of
-connections; each recorder turns its driver's errors into the store's own in one place
-(`DatabaseUnavailable` for a database that cannot be reached, opened or written, `LostRace` for a
-write that lost to another writer), the way eventsourcing's recorders do.
+`sessionstore.storage._sql`, and `sessionstore.storage._memory.MemoryRecorder`, plain Python
+structures with the same semantics. Above it the store speaks of sessions, heads and rows, never
+of connections or engines (no SQLAlchemy type appears here, so a recorder need not be SQL);
+each recorder turns its driver's errors into the store's own in one place (`DatabaseUnavailable`
+for a database that cannot be reached, opened or written, `LostRace` for a write that lost to
+another writer), the way eventsourcing's recorders do.
 
 `tests/recorders/recorder_contract.py` states this contract once; every recorder passes it.
 """
@@ -16,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import NamedTuple, Protocol
-
-import sqlalchemy as sa
 
 from sessionstore.storage._rows import SessionInfo
 
@@ -117,9 +117,10 @@ class Recorder(Protocol):
     """What the store needs of a database. Every method is one short transaction of its own
     (events never change, so reads need no common snapshot); a write is atomic."""
 
-    url: sa.URL
-    engine: sa.Engine
-    """For Alembic, which migrates through a SQLAlchemy connection."""
+    @property
+    def shown_url(self) -> str:
+        """The database's URL as messages show it: without its password."""
+        ...
 
     # writing
 
@@ -254,7 +255,9 @@ class Recorder(Protocol):
 
     def migrate(self, revision: str, *, refuse: ForeignCheck) -> None:
         """Run the Alembic revisions up to `revision` in one write transaction, with other
-        migrating processes kept out; `refuse` looks at the database first, under the lock."""
+        migrating processes kept out; `refuse` looks at the database first, under the lock.
+        A recorder with no schema to migrate (memory) is always at head: `refuse` looks, and
+        nothing else happens."""
         ...
 
     def database_state(self) -> DatabaseState:
@@ -273,6 +276,8 @@ class DatabaseState(NamedTuple):
     """The Alembic revision stored in it, if any."""
     tables: frozenset[str]
     """Its tables and views, `alembic_version` aside."""
+    file: str | None = None
+    """The file it lives in, as the URL names it (a SQLite file); `None` for any other."""
 
 
 class ForeignCheck(Protocol):

@@ -1,8 +1,9 @@
 """The statements every recorder shares, in SQLAlchemy Core, and the base both backends build on.
 
-What differs by dialect is a hook the backend's recorder fills in (`_insert_snapshot`,
-`_payload_bytes`, `_migration_lock`), or a method it replaces with a faster one for its own
-driver (SQLite writes and reads through the sqlite3 connection itself). Statements are built
+What differs by dialect is a hook the backend's recorder fills in (`_insert_ignoring`,
+`_insert_snapshot`, `_payload_bytes`, `_migration_lock`), or a method it replaces with a faster
+one for its own driver (SQLite writes and reads through the sqlite3 connection itself, running
+the statements below compiled once for SQLite: each is written here only). Statements are built
 once: SQLAlchemy memoizes a statement's cache key on the object, so reusing one skips compiling
 and keying a fresh statement on every call.
 """
@@ -79,7 +80,7 @@ _EVENT_COLUMNS = (
     _PAYLOAD_TEXT,
 )
 _SESSION: sa.BindParameter[str] = sa.bindparam("session_id")
-_EVENTS_BETWEEN = (
+EVENTS_BETWEEN = (
     sa.select(*_EVENT_COLUMNS)
     .where(
         events.c.session_id == _SESSION,
@@ -103,10 +104,10 @@ _EVENT_HASH = sa.select(events.c.hash).where(
 _SEQ_AT = sa.select(sa.func.max(events.c.seq)).where(
     events.c.session_id == _SESSION, events.c.recorded_at <= sa.bindparam("moment")
 )
-_HEAD = sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
+HEAD = sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
     sessions.c.id == _SESSION
 )
-_MOVE_HEAD = (
+MOVE_HEAD = (
     sessions.update()
     .where(sessions.c.id == _SESSION, sessions.c.head_seq == sa.bindparam("read_seq"))
     .values(
@@ -115,8 +116,11 @@ _MOVE_HEAD = (
         updated_at=sa.bindparam("new_time"),
     )
 )
-_INSERT_EVENTS = events.insert().returning(events.c.position, sort_by_parameter_order=True)
-_BODIES = (
+INSERT_SESSION = sessions.insert()
+INSERT_EVENT = events.insert()
+_INSERT_EVENTS = INSERT_EVENT.returning(events.c.position, sort_by_parameter_order=True)
+INSERT_TAG = session_tags.insert()
+BODIES = (
     sa.select(blobs.c.digest, blobs.c.size, blobs.c.compression, blobs.c.data)
     .join(blob_refs, blob_refs.c.digest == blobs.c.digest)
     .where(
@@ -125,10 +129,10 @@ _BODIES = (
     )
 )
 _BODY_DIGESTS = sa.select(blob_refs.c.digest).where(blob_refs.c.session_id == _SESSION)
-_FORGET_REF = blob_refs.delete().where(
+FORGET_REF = blob_refs.delete().where(
     blob_refs.c.session_id == _SESSION, blob_refs.c.digest == sa.bindparam("digest")
 )
-_FORGET_BODY = blobs.delete().where(
+FORGET_BODY = blobs.delete().where(
     blobs.c.digest == sa.bindparam("digest"),
     ~sa.exists().where(blob_refs.c.digest == blobs.c.digest),
 )
@@ -139,13 +143,13 @@ _UNREFERENCED_BODIES = (
 )
 _SESSION_ROW = sa.select(sessions).where(sessions.c.id == _SESSION)
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
-_SET_METADATA = (
+SET_METADATA = (
     sessions.update()
     .where(sessions.c.id == _SESSION)
     .values(app=sa.bindparam("app"), user_id=sa.bindparam("user_id"))
 )
-_SET_TITLE = sessions.update().where(sessions.c.id == _SESSION).values(title=sa.bindparam("title"))
-_DROP_TAGS = session_tags.delete().where(session_tags.c.session_id == _SESSION)
+SET_TITLE = sessions.update().where(sessions.c.id == _SESSION).values(title=sa.bindparam("title"))
+DROP_TAGS = session_tags.delete().where(session_tags.c.session_id == _SESSION)
 _TAGS_OF = (
     sa.select(session_tags.c.session_id, session_tags.c.tag)
     .where(session_tags.c.session_id.in_(sa.bindparam("ids", expanding=True)))
@@ -220,6 +224,7 @@ class SqlRecorder:
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
+        """The engine every statement runs on: storage's own, and tests' about SQL."""
         self.url = engine.url
         self._dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
         """The DB-API driver's base error (PEP 249), which `_errors` translates too."""
@@ -254,6 +259,10 @@ class SqlRecorder:
                 raise LostRace from None
             raise self._unavailable(wrapped) from exc
 
+    @property
+    def shown_url(self) -> str:
+        return shown_url(self.url)
+
     def _unavailable(self, exc: sa.exc.DBAPIError) -> DatabaseUnavailable:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
         return DatabaseUnavailable(f"{shown_url(self.url)}: {reason}")
@@ -287,9 +296,9 @@ class SqlRecorder:
     ) -> list[int]:
         with self._writing() as conn:
             if after is None:
-                conn.execute(sessions.insert(), _session_row(session_id, rows, new))
+                conn.execute(INSERT_SESSION, _session_row(session_id, rows, new))
             else:
-                moved = conn.execute(_MOVE_HEAD, _head_move(session_id, after, rows))
+                moved = conn.execute(MOVE_HEAD, _head_move(session_id, after, rows))
                 if moved.rowcount != 1:
                     raise LostRace
             positions: list[int] = []
@@ -302,18 +311,18 @@ class SqlRecorder:
                 refs = [{"session_id": session_id, "digest": body.digest} for body in bodies]
                 conn.execute(self._insert_ignoring(blob_refs), refs)
             for digest in forget:
-                conn.execute(_FORGET_REF, {"session_id": session_id, "digest": digest})
+                conn.execute(FORGET_REF, {"session_id": session_id, "digest": digest})
             for digest in forget:  # each a statement after the locks: it sees every ref committed
-                conn.execute(_FORGET_BODY, {"digest": digest})
+                conn.execute(FORGET_BODY, {"digest": digest})
             if metadata is not None:
                 key = {"session_id": session_id}
-                conn.execute(_SET_METADATA, {**key, "app": metadata.app, "user_id": metadata.user})
-                conn.execute(_DROP_TAGS, key)
+                conn.execute(SET_METADATA, {**key, "app": metadata.app, "user_id": metadata.user})
+                conn.execute(DROP_TAGS, key)
                 if metadata.tags:
                     tags = [{"session_id": session_id, "tag": tag} for tag in metadata.tags]
-                    conn.execute(session_tags.insert(), tags)
+                    conn.execute(INSERT_TAG, tags)
             if title is not None:
-                conn.execute(_SET_TITLE, {"session_id": session_id, "title": title})
+                conn.execute(SET_TITLE, {"session_id": session_id, "title": title})
             return positions
 
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
@@ -339,7 +348,7 @@ class SqlRecorder:
         with self._writing() as conn:
             self._lock_bodies(conn, (), digests)
             for digest in digests:
-                deleted += conn.execute(_FORGET_BODY, {"digest": digest}).rowcount
+                deleted += conn.execute(FORGET_BODY, {"digest": digest}).rowcount
         return deleted
 
     def scrub(self, *, wait: bool = True) -> bool:
@@ -377,7 +386,7 @@ class SqlRecorder:
 
     def head(self, session_id: str) -> Head | None:
         with self._reading() as conn:
-            row = conn.execute(_HEAD, {"session_id": session_id}).first()
+            row = conn.execute(HEAD, {"session_id": session_id}).first()
         if row is None:
             return None
         return Head(row.head_seq, row.head_hash, as_utc(row.updated_at))
@@ -387,7 +396,7 @@ class SqlRecorder:
         while low <= to_seq:
             with self._reading() as conn:
                 bounds = {"session_id": session_id, "low": low, "high": to_seq}
-                page = [_stored(row) for row in conn.execute(_EVENTS_BETWEEN, bounds)]
+                page = [_stored(row) for row in conn.execute(EVENTS_BETWEEN, bounds)]
             yield from page
             if len(page) < PAGE:
                 return
@@ -415,7 +424,7 @@ class SqlRecorder:
         for start in range(0, len(wanted), PAGE):
             with self._reading() as conn:
                 chunk = {"session_id": session_id, "digests": wanted[start : start + PAGE]}
-                found.extend(BodyRow(*row) for row in conn.execute(_BODIES, chunk))
+                found.extend(BodyRow(*row) for row in conn.execute(BODIES, chunk))
         return found
 
     def body_digests(self, session_id: str) -> list[str]:
@@ -527,6 +536,13 @@ class SqlRecorder:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    @contextmanager
+    def migration_connection(self) -> Iterator[sa.Connection]:
+        """A connection in a write transaction's mode, for Alembic run by hand (`alembic
+        upgrade head`), which migrates through a SQLAlchemy connection of its own."""
+        with self.engine.connect().execution_options(**{WRITE: True}) as conn:
+            yield conn
 
 
 def state_of(conn: sa.Connection) -> DatabaseState:

@@ -7,11 +7,13 @@ With the write lock taken up front, racing writers wait their turn and then lose
 the head check. Reads keep a plain deferred `BEGIN` so they never queue behind writers (WAL lets
 them run alongside).
 
-An append and a read of events run on the sqlite3 connection itself, with SQL written here:
-SQLAlchemy's Connection, transaction and execution machinery was a third of an append and
-most of a page read (profiled). The rows are exactly what a Core statement writes and reads:
-times as SQLAlchemy's SQLite `DATETIME` text (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC), payloads as
-their JSON text; the recorder contract reads them back through both.
+An append and a read of events run on the sqlite3 connection itself: SQLAlchemy's Connection,
+transaction and execution machinery was a third of an append and most of a page read
+(profiled). They run the Core statements of `_sql`, compiled once for SQLite here (`driver_sql`),
+so each statement is written once; what this module does itself is the values' types: times as
+SQLAlchemy's SQLite `DATETIME` text (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC), payloads as their JSON
+text, exactly what a Core statement writes and reads (tests/recorders reads them back through
+both).
 
 No statement waits forever for the lock: `busy_timeout_ms` is SQLite's busy timeout; a wait that
 runs out is `DatabaseUnavailable`, rolled back.
@@ -20,16 +22,19 @@ runs out is `DatabaseUnavailable`, rolled back.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from sessionstore.events import DatabaseUnavailable
 from sessionstore.storage._recorder import (
@@ -42,9 +47,21 @@ from sessionstore.storage._recorder import (
     SessionMetadata,
     StoredEvent,
 )
-from sessionstore.storage._schema import events
+from sessionstore.storage._schema import blob_refs, blobs, events
 from sessionstore.storage._sql import (
+    BODIES,
+    DROP_TAGS,
+    EVENTS_BETWEEN,
+    FORGET_BODY,
+    FORGET_REF,
+    HEAD,
+    INSERT_EVENT,
+    INSERT_SESSION,
+    INSERT_TAG,
+    MOVE_HEAD,
     PAGE,
+    SET_METADATA,
+    SET_TITLE,
     VERSION_TABLE,
     WRITE,
     SqlRecorder,
@@ -54,42 +71,77 @@ from sessionstore.storage._sql import (
 
 SqliteSynchronous = Literal["NORMAL", "FULL"]
 
-_COLUMNS = (
-    "position, session_id, seq, event_id, type, schema_version, recorded_at, prev_hash, hash, "
-    "payload"
+_SQLITE = SQLiteDialect_pysqlite()
+
+
+class DriverSql(NamedTuple):
+    """A Core statement of `_sql` compiled once for the sqlite3 connection (SQLite's dialect,
+    `?` parameters). The hot paths run on the driver for speed (see the module's docstring),
+    but each statement is still written once, in Core: only its compiling is here."""
+
+    text: str
+    fixed: tuple[Any, ...] = ()
+    """The values of the parameters after those a call gives, which the statement holds
+    itself (a LIMIT's and OFFSET's)."""
+
+
+def driver_sql(
+    statement: sa.ClauseElement, takes: tuple[str, ...], *, columns: bool = False
+) -> DriverSql:
+    """`statement` for the sqlite3 connection, whose callers give the parameters `takes` in
+    that order (positionally, as the driver wants them: no dict per call); for an INSERT
+    (`columns`), `takes` are the columns it fills. The order is checked here, on import: a
+    change to the Core statement that moves a parameter fails at once, not as a row written
+    with its columns swapped."""
+    compiled = statement.compile(dialect=_SQLITE, column_keys=list(takes) if columns else None)
+    assert isinstance(compiled, SQLCompiler)  # a statement's compiler
+    names = tuple(compiled.positiontup or ())
+    rest = names[len(takes) :]
+    if names[: len(takes)] != takes or any(compiled.params[name] is None for name in rest):
+        raise AssertionError(f"{statement} takes {names}, not {takes}")
+    return DriverSql(str(compiled), tuple(compiled.params[name] for name in rest))
+
+
+def insert_ignoring(table: sa.Table) -> sa.Insert:
+    """An INSERT into `table` that skips rows whose key is taken."""
+    return sqlite_insert(table).on_conflict_do_nothing()
+
+
+_HEAD = driver_sql(HEAD, ("session_id",))
+_EVENTS_BETWEEN = driver_sql(EVENTS_BETWEEN, ("session_id", "low", "high"))
+_MOVE_HEAD = driver_sql(MOVE_HEAD, ("new_seq", "new_hash", "new_time", "session_id", "read_seq"))
+_INSERT_SESSION = driver_sql(
+    INSERT_SESSION,
+    ("id", "title", "head_seq", "head_hash", "parent_id", "parent_seq", "created_at", "updated_at"),
+    columns=True,
 )
-_EVENTS_BETWEEN = (
-    f"SELECT {_COLUMNS} FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? "
-    f"ORDER BY seq LIMIT {PAGE}"
-)
-_BODIES = (
-    "SELECT blobs.digest, blobs.size, blobs.compression, blobs.data FROM blob_refs "
-    "JOIN blobs ON blobs.digest = blob_refs.digest "
-    "WHERE blob_refs.session_id = ? AND blob_refs.digest IN ({})"
-)
-_HEAD = "SELECT head_seq, head_hash, updated_at FROM sessions WHERE id = ?"
-_MOVE_HEAD = (
-    "UPDATE sessions SET head_seq = ?, head_hash = ?, updated_at = ? WHERE id = ? AND head_seq = ?"
-)
-_INSERT_SESSION = (
-    "INSERT INTO sessions (id, title, head_seq, head_hash, parent_id, parent_seq, created_at, "
-    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_BODY = "INSERT OR IGNORE INTO blobs (digest, size, compression, data) VALUES (?, ?, ?, ?)"
-_INSERT_REF = "INSERT OR IGNORE INTO blob_refs (session_id, digest) VALUES (?, ?)"
-_FORGET_REF = "DELETE FROM blob_refs WHERE session_id = ? AND digest = ?"
-_FORGET_BODY = (
-    "DELETE FROM blobs WHERE digest = ? AND NOT EXISTS "
-    "(SELECT 1 FROM blob_refs WHERE blob_refs.digest = ?)"
-)
-_SET_METADATA = "UPDATE sessions SET app = ?, user_id = ? WHERE id = ?"
-_SET_TITLE = "UPDATE sessions SET title = ? WHERE id = ?"
-_DROP_TAGS = "DELETE FROM session_tags WHERE session_id = ?"
-_INSERT_TAG = "INSERT INTO session_tags (session_id, tag) VALUES (?, ?)"
-_INSERT_EVENT = (
-    "INSERT INTO events (session_id, seq, event_id, type, schema_version, recorded_at, "
-    "prev_hash, hash, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+_INSERT_EVENT = driver_sql(
+    INSERT_EVENT,
+    ("session_id", "seq", "event_id", "type", "schema_version", "payload", "recorded_at",
+     "prev_hash", "hash"),
+    columns=True,
+)  # fmt: skip
+"""Its columns in the table's order, which `_event_values` follows."""
+_INSERT_BODY = driver_sql(insert_ignoring(blobs), BodyRow._fields, columns=True)
+_INSERT_REF = driver_sql(insert_ignoring(blob_refs), ("session_id", "digest"), columns=True)
+_FORGET_REF = driver_sql(FORGET_REF, ("session_id", "digest"))
+_FORGET_BODY = driver_sql(FORGET_BODY, ("digest",))
+_SET_METADATA = driver_sql(SET_METADATA, ("app", "user_id", "session_id"))
+_SET_TITLE = driver_sql(SET_TITLE, ("title", "session_id"))
+_DROP_TAGS = driver_sql(DROP_TAGS, ("session_id",))
+_INSERT_TAG = driver_sql(INSERT_TAG, ("session_id", "tag"), columns=True)
+
+
+@functools.cache
+def _bodies(count: int) -> DriverSql:
+    """`BODIES` for `count` digests (its IN list expanded, as SQLAlchemy does per call)."""
+    statement = BODIES.params(session_id="", digests=[""] * count)
+    compiled = statement.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
+    assert isinstance(compiled, SQLCompiler)
+    names = ("session_id", *(f"digests_{n}" for n in range(1, count + 1)))
+    if tuple(compiled.positiontup or ()) != names:
+        raise AssertionError(f"{BODIES} takes {compiled.positiontup}, not {names}")
+    return DriverSql(str(compiled))
 
 
 def stored_time(moment: datetime) -> str:
@@ -108,6 +160,15 @@ def stored_time(moment: datetime) -> str:
 
 def read_time(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def _event_values(row: EventRow) -> tuple[Any, ...]:
+    """An event's values in `_EVENT_COLUMNS`' order, its time as SQLite's `DATETIME` text."""
+    session_id, seq, event_id, type_, version, recorded_at, prev_hash, hash_, payload = row
+    return (
+        session_id, seq, event_id, type_, version, payload, stored_time(recorded_at), prev_hash,
+        hash_,
+    )  # fmt: skip
 
 
 def _stored(row: tuple[Any, ...]) -> StoredEvent:
@@ -214,7 +275,7 @@ class SqliteRecorder(SqlRecorder):
                 if after is None:
                     assert new is not None, "a new session's first write names its sessions row"
                     cursor.execute(
-                        _INSERT_SESSION,
+                        _INSERT_SESSION.text,
                         (
                             session_id,
                             new.title,
@@ -228,26 +289,27 @@ class SqliteRecorder(SqlRecorder):
                     )
                 else:
                     moved_to = (last.seq, last.hash, stored_time(last.recorded_at))
-                    cursor.execute(_MOVE_HEAD, (*moved_to, session_id, after.seq))
+                    cursor.execute(_MOVE_HEAD.text, (*moved_to, session_id, after.seq))
                     if cursor.rowcount != 1:
                         raise LostRace
                 positions = []
                 for row in rows:
-                    cursor.execute(_INSERT_EVENT, (*row[:5], stored_time(row[5]), *row[6:]))
+                    cursor.execute(_INSERT_EVENT.text, _event_values(row))
                     assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
                     positions.append(cursor.lastrowid)
                 if bodies:
-                    cursor.executemany(_INSERT_BODY, bodies)
-                    cursor.executemany(_INSERT_REF, [(session_id, b.digest) for b in bodies])
+                    cursor.executemany(_INSERT_BODY.text, bodies)
+                    cursor.executemany(_INSERT_REF.text, [(session_id, b.digest) for b in bodies])
                 for digest in forget:
-                    cursor.execute(_FORGET_REF, (session_id, digest))
-                    cursor.execute(_FORGET_BODY, (digest, digest))
+                    cursor.execute(_FORGET_REF.text, (session_id, digest))
+                    cursor.execute(_FORGET_BODY.text, (digest,))
                 if metadata is not None:
-                    cursor.execute(_SET_METADATA, (metadata.app, metadata.user, session_id))
-                    cursor.execute(_DROP_TAGS, (session_id,))
-                    cursor.executemany(_INSERT_TAG, [(session_id, t) for t in metadata.tags])
+                    cursor.execute(_SET_METADATA.text, (metadata.app, metadata.user, session_id))
+                    cursor.execute(_DROP_TAGS.text, (session_id,))
+                    tags = [(session_id, tag) for tag in metadata.tags]
+                    cursor.executemany(_INSERT_TAG.text, tags)
                 if title is not None:
-                    cursor.execute(_SET_TITLE, (title, session_id))
+                    cursor.execute(_SET_TITLE.text, (title, session_id))
                 cursor.close()
                 driver.execute("COMMIT")
             except BaseException:
@@ -257,7 +319,7 @@ class SqliteRecorder(SqlRecorder):
         return positions
 
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
-        return sqlite_insert(table).on_conflict_do_nothing()
+        return insert_ignoring(table)
 
     def scrub(self, *, wait: bool = True) -> bool:
         """Deleted pages are zeroed as they are freed (`secure_delete`); the WAL still holds
@@ -280,7 +342,7 @@ class SqliteRecorder(SqlRecorder):
 
     def head(self, session_id: str) -> Head | None:
         with self._driver("head") as driver:
-            row = driver.execute(_HEAD, (session_id,)).fetchone()
+            row = driver.execute(_HEAD.text, (session_id,)).fetchone()
         if row is None:
             return None
         return Head(row[0], row[1], read_time(row[2]))
@@ -289,7 +351,8 @@ class SqliteRecorder(SqlRecorder):
         low = from_seq
         while low <= to_seq:
             with self._driver("read") as driver:
-                page = driver.execute(_EVENTS_BETWEEN, (session_id, low, to_seq)).fetchall()
+                bounds = (session_id, low, to_seq, *_EVENTS_BETWEEN.fixed)
+                page = driver.execute(_EVENTS_BETWEEN.text, bounds).fetchall()
             yield from map(_stored, page)
             if len(page) < PAGE:
                 return
@@ -301,7 +364,7 @@ class SqliteRecorder(SqlRecorder):
         with self._driver("read bodies") as driver:
             for start in range(0, len(wanted), PAGE):
                 chunk = wanted[start : start + PAGE]
-                sql = _BODIES.format(", ".join("?" * len(chunk)))
+                sql = _bodies(len(chunk)).text
                 found.extend(map(BodyRow._make, driver.execute(sql, (session_id, *chunk))))
         return found
 
@@ -320,9 +383,9 @@ class SqliteRecorder(SqlRecorder):
         if path is None:
             return super().database_state()
         if not path.exists():
-            return DatabaseState(exists=False, revision=None, tables=frozenset())
+            return DatabaseState(False, None, frozenset(), str(self.url.database))
         try:
-            return _file_state(path)
+            return _file_state(path)._replace(file=str(self.url.database))
         except sqlite3.Error as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DatabaseUnavailable(f"{shown_url(self.url)}: {reason}") from None

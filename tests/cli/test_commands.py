@@ -455,7 +455,7 @@ def test_every_user_error_is_one_line(cli: Cli, tmp_path: Path) -> None:
         Cli("http://example.com/db", cli.capsys)("ls"),
         1,
         "not a database URL sessionstore knows: 'http' "
-        "(use sqlite:///FILE or postgresql+psycopg://...)",
+        "(use sqlite:///FILE, postgresql+psycopg://... or memory://)",
     )
     one_line(
         cli("compact", "s1", "--keep-turns", "-3"),

@@ -20,6 +20,7 @@ from sessionstore import DatabaseUnavailable, SessionStore
 from sessionstore.events import SessionStarted
 from sessionstore.log._replay import save_snapshot
 from sessionstore.projections import ContextFold
+from sessionstore.storage._sql import SqlRecorder
 from tests.builders import user
 
 
@@ -100,9 +101,11 @@ def test_a_raw_append_on_a_read_only_database_is_database_unavailable(tmp_path: 
 def test_a_raw_append_on_a_full_disk_is_database_unavailable(tmp_path: Path) -> None:
     store = SessionStore(f"sqlite:///{tmp_path / 's.db'}")
     store.append("s1", [SessionStarted()], expected_version=0)
-    store._recorder.engine.dispose()
+    recorder = store._recorder
+    assert isinstance(recorder, SqlRecorder)  # a fault injected into SQLite's connections
+    recorder.engine.dispose()
 
-    @sa.event.listens_for(store._recorder.engine, "connect")
+    @sa.event.listens_for(recorder.engine, "connect")
     def no_room(dbapi_connection: Any, _record: Any) -> None:
         pages = dbapi_connection.execute("PRAGMA page_count").fetchone()[0]
         dbapi_connection.execute(f"PRAGMA max_page_count={pages}")

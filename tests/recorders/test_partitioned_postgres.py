@@ -26,7 +26,7 @@ from sessionstore.storage._recorder import Recorder
 from sessionstore.storage._schema import metadata
 from tests.builders import conversation
 from tests.conftest import TEST_PARTITIONS, Backend, fresh_database
-from tests.recorders.recorder_contract import RecorderContract
+from tests.recorders.recorder_contract import SqlRecorderContract
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,7 +43,9 @@ SESSIONS = [f"s{n}" for n in range(12)]
 is the first in partition 1)."""
 
 
-class TestPartitionedPostgresRecorder(RecorderContract):
+class TestPartitionedPostgresRecorder(SqlRecorderContract):
+    scheme = "postgresql"
+
     @pytest.fixture
     def recorder(self, tmp_path: Path) -> Iterator[Recorder]:
         with fresh_database("postgresql-partitioned", tmp_path) as backend:

@@ -12,10 +12,12 @@ from sessionstore.storage._migrate import ensure_schema
 from sessionstore.storage._postgres import PostgresRecorder
 from sessionstore.storage._recorder import Recorder
 from tests.conftest import fresh_database, require_postgres
-from tests.recorders.recorder_contract import RecorderContract, unreachable
+from tests.recorders.recorder_contract import SqlRecorderContract, unreachable
 
 
-class TestPostgresRecorder(RecorderContract):
+class TestPostgresRecorder(SqlRecorderContract):
+    scheme = "postgresql"
+
     @pytest.fixture
     def recorder(self, tmp_path: Path) -> Iterator[Recorder]:
         with fresh_database("postgresql", tmp_path) as backend:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sessionstore import DatabaseUnavailable, Session, SessionStore
+from sessionstore.storage._sqlite import SqliteRecorder
 
 CALLS: dict[str, Callable[[SessionStore, Session], object]] = {
     "append": lambda store, s: s.append_user("one more"),
@@ -31,7 +32,9 @@ def test_a_file_that_is_no_longer_a_database_is_unavailable(tmp_path: Path, call
     store = SessionStore(f"sqlite:///{path}")
     s = store.create_session(model="m")
     s.append_user("hello")
-    store._recorder.engine.dispose()  # the next call connects anew
+    recorder = store._recorder
+    assert isinstance(recorder, SqliteRecorder)
+    recorder.engine.dispose()  # the next call connects anew
     for file in tmp_path.iterdir():
         file.unlink()
     path.write_bytes(b"not a database at all\n" * 100)

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sessionstore.storage._migrate import ensure_schema
 from sessionstore.storage._recorder import Recorder
 from sessionstore.storage._sqlite import SqliteRecorder, read_time, stored_time
-from tests.recorders.recorder_contract import T0, RecorderContract, unreachable
+from tests.recorders.recorder_contract import T0, SqlRecorderContract, unreachable
 
 
 def sqlite_recorder(url: str) -> SqliteRecorder:
@@ -20,7 +20,9 @@ def sqlite_recorder(url: str) -> SqliteRecorder:
     return recorder
 
 
-class TestSqliteFileRecorder(RecorderContract):
+class TestSqliteFileRecorder(SqlRecorderContract):
+    scheme = "sqlite"
+
     @pytest.fixture
     def recorder(self, tmp_path: Path) -> Iterator[Recorder]:
         recorder = sqlite_recorder(f"sqlite:///{tmp_path / 'store.db'}")
@@ -28,7 +30,9 @@ class TestSqliteFileRecorder(RecorderContract):
         recorder.close()
 
 
-class TestSqliteMemoryRecorder(RecorderContract):
+class TestSqliteMemoryRecorder(SqlRecorderContract):
+    scheme = "sqlite"
+
     @pytest.fixture
     def recorder(self) -> Iterator[Recorder]:
         recorder = sqlite_recorder("sqlite://")

@@ -1,0 +1,490 @@
+"""The memory recorder: the recorder contract on Python dicts and lists, for tests and
+throwaway stores (`memory://`, `memory://NAME`).
+
+It keeps what the SQL recorders keep, with their semantics: events insert-only, positions
+increasing across sessions, one head per session moved only from the head a write read
+(`LostRace` otherwise), each event's seq and id unique in its session, bodies shared by
+digest and referenced per session, deleted only once no session references them and only
+when a `ContentRedacted` event names them (what the SQL schema's triggers enforce), first
+snapshot under a key kept, sessions listed newest update first with ties by id. A write
+checks everything it could lose on before it changes anything, so a lost write leaves no
+trace, as a rolled-back transaction does.
+
+One lock serializes every call, reads included: the async face calls the store from worker
+threads, and a write must be seen whole or not at all. There is no schema to migrate: a
+memory database is always at the head revision.
+
+`memory://` is a private database, new each time it is opened and gone with its recorder
+(as SQLite's `sqlite://` is). `memory://NAME` is the database of that name in this process:
+every store opened on the same URL shares it, and it lives until the process ends (or
+`discard(NAME)`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from sessionstore.events import DatabaseUnavailable, SchemaMismatch
+from sessionstore.storage._migrate import head_revision
+from sessionstore.storage._recorder import (
+    ALL_SESSIONS,
+    BodyRow,
+    DatabaseState,
+    EventRow,
+    ForeignCheck,
+    Head,
+    LostRace,
+    NewSession,
+    SessionFilter,
+    SessionMetadata,
+    StoreCounts,
+    StoredEvent,
+)
+from sessionstore.storage._rows import SessionInfo, as_utc
+from sessionstore.storage._schema import metadata as schema
+
+MEMORY = "memory"
+"""The URL scheme of memory databases."""
+
+REDACTION = "ContentRedacted"
+"""The event type whose `digests` may delete bodies (the SQL schema's guard names it too)."""
+
+
+@dataclass(slots=True)
+class _SessionRow:
+    """A `sessions` row, with its tags."""
+
+    title: str
+    head_seq: int
+    head_hash: str
+    parent_id: str | None
+    parent_seq: int | None
+    created_at: datetime
+    updated_at: datetime
+    app: str | None = None
+    user: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def info(self, session_id: str) -> SessionInfo:
+        return SessionInfo(
+            id=session_id,
+            title=self.title,
+            version=self.head_seq,
+            parent_id=self.parent_id,
+            parent_seq=self.parent_seq,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            head_hash=self.head_hash,
+            app=self.app,
+            user=self.user,
+            tags=self.tags,
+        )
+
+
+@dataclass(slots=True)
+class _Stream:
+    """One session's events, in seq order, and its indexes."""
+
+    seqs: list[int] = field(default_factory=list)
+    events: list[StoredEvent] = field(default_factory=list)
+    by_seq: dict[int, StoredEvent] = field(default_factory=dict)
+    by_id: dict[str, StoredEvent] = field(default_factory=dict)
+    redacted: set[str] = field(default_factory=set)
+    """Every digest its `ContentRedacted` events name."""
+
+    def add(self, event: StoredEvent) -> None:
+        if not self.seqs or event.seq > self.seqs[-1]:
+            self.seqs.append(event.seq)
+            self.events.append(event)
+        else:  # an import may write seqs out of order: keep them sorted all the same
+            at = bisect.bisect(self.seqs, event.seq)
+            self.seqs.insert(at, event.seq)
+            self.events.insert(at, event)
+        self.by_seq[event.seq] = event
+        self.by_id[event.event_id] = event
+
+    def between(self, low: int, high: int) -> list[StoredEvent]:
+        return self.events[
+            bisect.bisect_left(self.seqs, low) : bisect.bisect_right(self.seqs, high)
+        ]
+
+
+@dataclass(slots=True)
+class MemoryDatabase:
+    """What a memory recorder holds; every access under `lock`."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    last_position: int = 0
+    sessions: dict[str, _SessionRow] = field(default_factory=dict)
+    streams: dict[str, _Stream] = field(default_factory=dict)
+    event_count: int = 0
+    payload_bytes: int = 0
+    bodies: dict[str, BodyRow] = field(default_factory=dict)
+    refs: dict[str, set[str]] = field(default_factory=dict)
+    """Per session, the digests it references."""
+    holders: dict[str, set[str]] = field(default_factory=dict)
+    """Per digest, the sessions that reference it (none: the body is unreferenced)."""
+    redacted: set[str] = field(default_factory=set)
+    """Every digest a `ContentRedacted` event of any session names."""
+    snapshots: dict[tuple[str, str, int], dict[int, str]] = field(default_factory=dict)
+    """Per (session, projection, version), each snapshot's state JSON by seq."""
+
+
+_NAMED: dict[str, MemoryDatabase] = {}
+_NAMED_LOCK = threading.Lock()
+
+
+def database_named(name: str) -> MemoryDatabase:
+    """The process's memory database called `name`, made on first use."""
+    with _NAMED_LOCK:
+        return _NAMED.setdefault(name, MemoryDatabase())
+
+
+def discard(name: str) -> None:
+    """Forget the memory database called `name` (stores still open on it keep it); the next
+    open of `memory://NAME` starts empty."""
+    with _NAMED_LOCK:
+        _NAMED.pop(name, None)
+
+
+def memory_name(url: sa.URL) -> str:
+    """The name a memory URL gives (`""`: a private database); `DatabaseUnavailable` for a
+    URL with anything else in it (a path, a port, credentials, options)."""
+    if url.username or url.password or url.port or url.database or url.query:
+        shown = url.render_as_string(hide_password=True)
+        raise DatabaseUnavailable(
+            f"{shown}: a memory database's URL is memory:// (private to the store) or "
+            "memory://NAME (shared by every store of this process that opens it), nothing more"
+        )
+    return url.host or ""
+
+
+def _digests_named(rows: Sequence[EventRow]) -> set[str]:
+    """The digests the redactions among `rows` name (their payloads' `digests`)."""
+    named: set[str] = set()
+    for row in rows:
+        if row.type != REDACTION:
+            continue
+        digests = json.loads(row.payload).get("digests")
+        if isinstance(digests, list):
+            named.update(digest for digest in digests if isinstance(digest, str))
+    return named
+
+
+class MemoryRecorder:
+    """The recorder contract in this process's memory; `Recorder` (in `_recorder`) is the
+    contract, `tests/recorders` checks this recorder against it like the others."""
+
+    def __init__(self, url: sa.URL) -> None:
+        name = memory_name(url)
+        self.name = name
+        self._db = database_named(name) if name else MemoryDatabase()
+
+    @property
+    def shown_url(self) -> str:
+        return f"{MEMORY}://{self.name}"
+
+    # writing
+
+    def write(
+        self,
+        session_id: str,
+        after: Head | None,
+        rows: Sequence[EventRow],
+        new: NewSession | None = None,
+        bodies: Sequence[BodyRow] = (),
+        forget: Sequence[str] = (),
+        metadata: SessionMetadata | None = None,
+        title: str | None = None,
+    ) -> list[int]:
+        db = self._db
+        with db.lock:
+            last = rows[-1]
+            row = db.sessions.get(session_id)
+            if after is None:
+                assert new is not None, "a new session's first write names its sessions row"
+                if row is not None:
+                    raise LostRace
+            elif row is None or row.head_seq != after.seq:
+                raise LostRace
+            self._refuse_taken_keys(session_id, rows, metadata)
+            named = _digests_named(rows)
+            self._refuse_unnamed_deletions(session_id, bodies, forget, named)
+
+            # nothing below can fail: the write is whole
+            if row is None:
+                assert new is not None
+                db.sessions[session_id] = _SessionRow(
+                    new.title,
+                    last.seq,
+                    last.hash,
+                    new.parent_id,
+                    new.parent_seq,
+                    as_utc(rows[0].recorded_at),
+                    as_utc(last.recorded_at),
+                )
+            else:
+                row.head_seq, row.head_hash = last.seq, last.hash
+                row.updated_at = as_utc(last.recorded_at)
+            stream = db.streams.setdefault(session_id, _Stream())
+            positions = []
+            for event_row in rows:
+                db.last_position += 1
+                positions.append(db.last_position)
+                recorded_at = as_utc(event_row.recorded_at)
+                event = StoredEvent(
+                    db.last_position, session_id, *event_row[1:5], recorded_at, *event_row[6:]
+                )
+                stream.add(event)
+                db.payload_bytes += len(event.payload.encode("utf-8"))
+            db.event_count += len(rows)
+            stream.redacted |= named
+            db.redacted |= named
+            for body in bodies:
+                db.bodies.setdefault(body.digest, body)
+                db.refs.setdefault(session_id, set()).add(body.digest)
+                db.holders.setdefault(body.digest, set()).add(session_id)
+            for digest in forget:
+                db.refs.get(session_id, set()).discard(digest)
+                db.holders.get(digest, set()).discard(session_id)
+                if digest in db.bodies and not db.holders.get(digest):
+                    del db.bodies[digest]
+                    db.holders.pop(digest, None)
+            session = db.sessions[session_id]
+            if metadata is not None:
+                session.app, session.user = metadata.app, metadata.user
+                session.tags = tuple(sorted(metadata.tags))
+            if title is not None:
+                session.title = title
+            return positions
+
+    def _refuse_taken_keys(
+        self, session_id: str, rows: Sequence[EventRow], metadata: SessionMetadata | None
+    ) -> None:
+        """`LostRace` for a seq or an event id the session holds already (or twice in `rows`),
+        or a tag given twice: the keys the SQL tables hold unique."""
+        stream = self._db.streams.get(session_id, _Stream())
+        seqs = {row.seq for row in rows}
+        ids = {row.event_id for row in rows}
+        if len(seqs) < len(rows) or len(ids) < len(rows):
+            raise LostRace
+        if not seqs.isdisjoint(stream.by_seq) or not ids.isdisjoint(stream.by_id):
+            raise LostRace
+        if metadata is not None and len(set(metadata.tags)) < len(metadata.tags):
+            raise LostRace
+
+    def _refuse_unnamed_deletions(
+        self, session_id: str, bodies: Sequence[BodyRow], forget: Sequence[str], named: set[str]
+    ) -> None:
+        """`LostRace` when the write would delete a reference or a body that no redaction
+        names (a reference: one of its own session), as the SQL schema's triggers refuse it."""
+        if not forget:
+            return
+        db = self._db
+        stream = db.streams.get(session_id, _Stream())
+        held = db.refs.get(session_id, set()) | {body.digest for body in bodies}
+        stored = db.bodies.keys() | {body.digest for body in bodies}
+        for digest in forget:
+            if digest in held and digest not in stream.redacted | named:
+                raise LostRace
+            held.discard(digest)
+        for digest in forget:
+            others = db.holders.get(digest, set()) - {session_id}
+            deleted = digest in stored and not others and digest not in held
+            if deleted and digest not in db.redacted | named:
+                raise LostRace
+
+    def unreferenced_bodies(self) -> list[str]:
+        db = self._db
+        with db.lock:
+            return sorted(digest for digest in db.bodies if not db.holders.get(digest))
+
+    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
+        db = self._db
+        with db.lock:
+            doomed = {d for d in digests if d in db.bodies and not db.holders.get(d)}
+            if not doomed <= db.redacted:
+                raise LostRace  # the schema deletes only bodies a redaction names
+            for digest in doomed:
+                del db.bodies[digest]
+                db.holders.pop(digest, None)
+            return len(doomed)
+
+    def scrub(self, *, wait: bool = True) -> bool:
+        """Nothing to do: a deleted body's bytes are gone with its last reference to them."""
+        return True
+
+    def save_snapshot(
+        self,
+        session_id: str,
+        projection: str,
+        version: int,
+        seq: int,
+        state: str,
+        now: datetime,
+    ) -> None:
+        db = self._db
+        with db.lock:
+            db.snapshots.setdefault((session_id, projection, version), {}).setdefault(seq, state)
+
+    def forget_snapshots(self, session_ids: Sequence[str]) -> None:
+        db = self._db
+        gone = set(session_ids)
+        with db.lock:
+            for key in [key for key in db.snapshots if key[0] in gone]:
+                del db.snapshots[key]
+
+    # reading
+
+    def head(self, session_id: str) -> Head | None:
+        db = self._db
+        with db.lock:
+            row = db.sessions.get(session_id)
+            return None if row is None else Head(row.head_seq, row.head_hash, row.updated_at)
+
+    def events(self, session_id: str, from_seq: int, to_seq: int) -> Iterator[StoredEvent]:
+        db = self._db
+        with db.lock:
+            stream = db.streams.get(session_id)
+            found = [] if stream is None else stream.between(from_seq, to_seq)
+        yield from found
+
+    def events_at(self, session_id: str, seqs: Sequence[int]) -> Iterator[StoredEvent]:
+        db = self._db
+        with db.lock:
+            stream = db.streams.get(session_id, _Stream())
+            found = [stream.by_seq[seq] for seq in sorted(set(seqs)) if seq in stream.by_seq]
+        yield from found
+
+    def events_by_id(self, session_id: str, event_ids: Sequence[str]) -> list[StoredEvent]:
+        db = self._db
+        with db.lock:
+            stream = db.streams.get(session_id, _Stream())
+            found = {stream.by_id[i] for i in event_ids if i in stream.by_id}
+        return sorted(found, key=lambda event: event.seq)
+
+    def bodies(self, session_id: str, digests: Sequence[str]) -> list[BodyRow]:
+        db = self._db
+        with db.lock:
+            held = db.refs.get(session_id, set())
+            return [db.bodies[digest] for digest in sorted(set(digests)) if digest in held]
+
+    def body_digests(self, session_id: str) -> list[str]:
+        db = self._db
+        with db.lock:
+            return sorted(db.refs.get(session_id, ()))
+
+    def event_hash(self, session_id: str, seq: int) -> str | None:
+        db = self._db
+        with db.lock:
+            event = db.streams.get(session_id, _Stream()).by_seq.get(seq)
+            return None if event is None else event.hash
+
+    def seq_at(self, session_id: str, moment: datetime) -> int | None:
+        db = self._db
+        with db.lock:
+            stream = db.streams.get(session_id, _Stream())
+            seqs = [event.seq for event in stream.events if event.recorded_at <= moment]
+        return max(seqs, default=None)
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        db = self._db
+        with db.lock:
+            row = db.sessions.get(session_id)
+            return None if row is None else row.info(session_id)
+
+    def sessions(self, where: SessionFilter = ALL_SESSIONS) -> list[SessionInfo]:
+        db = self._db
+        with db.lock:
+            found = [
+                row.info(session_id)
+                for session_id, row in db.sessions.items()
+                if (where.app is None or row.app == where.app)
+                and (where.user is None or row.user == where.user)
+                and (where.tag is None or where.tag in row.tags)
+            ]
+        found.sort(key=lambda info: info.id)
+        found.sort(key=lambda info: info.updated_at, reverse=True)  # stable: ties stay by id
+        end = None if where.limit is None else where.offset + where.limit
+        return found[where.offset : end]
+
+    def session_ids(self) -> list[str]:
+        db = self._db
+        with db.lock:
+            return sorted(db.sessions.keys() | {sid for sid, s in db.streams.items() if s.events})
+
+    def newest_snapshot(
+        self, session_id: str, projection: str, version: int, to_seq: int
+    ) -> tuple[int, str] | None:
+        db = self._db
+        with db.lock:
+            states = db.snapshots.get((session_id, projection, version), {})
+            seq = max((seq for seq in states if seq <= to_seq), default=None)
+            return None if seq is None else (seq, states[seq])
+
+    def snapshots(self, session_id: str, projection: str, version: int) -> list[tuple[int, str]]:
+        db = self._db
+        with db.lock:
+            return sorted(db.snapshots.get((session_id, projection, version), {}).items())
+
+    # figures
+
+    def counts(self) -> StoreCounts:
+        db = self._db
+        with db.lock:
+            return StoreCounts(len(db.sessions), db.event_count, db.payload_bytes)
+
+    def payloads_of_type(
+        self, types: Sequence[str], session_id: str | None = None
+    ) -> Iterator[tuple[str, int, str]]:
+        db = self._db
+        wanted = set(types)
+        with db.lock:
+            if session_id is None:
+                streams = list(db.streams.values())
+            else:
+                streams = [db.streams[session_id]] if session_id in db.streams else []
+            found = [
+                (event.type, event.schema_version, event.payload)
+                for stream in streams
+                for event in stream.events
+                if event.type in wanted
+            ]
+        yield from found
+
+    def count_of_type(self, event_type: str, session_id: str | None) -> dict[str, int]:
+        db = self._db
+        with db.lock:
+            ids = list(db.streams) if session_id is None else [session_id]
+            counted = {
+                sid: sum(event.type == event_type for event in db.streams[sid].events)
+                for sid in ids
+                if sid in db.streams
+            }
+        return {sid: count for sid, count in counted.items() if count}
+
+    # lifecycle
+
+    def migrate(self, revision: str, *, refuse: ForeignCheck) -> None:
+        """Nothing to migrate: a memory database is always at the head revision, the only one
+        it can be brought to."""
+        state = self.database_state()
+        refuse(state)
+        if revision not in ("head", state.revision):
+            raise SchemaMismatch(
+                f"{self.shown_url} is always at schema revision {state.revision}; it cannot "
+                f"be brought to {revision}"
+            )
+
+    def database_state(self) -> DatabaseState:
+        return DatabaseState(True, head_revision(), frozenset(schema.tables))
+
+    def close(self) -> None:
+        """Nothing to release: a named database lives on for the next store that opens it."""
