@@ -136,9 +136,21 @@ class Run:
             sum(getattr(s.kept, f"{name}_total") for s in self.samples),
         )
 
+    def whole_requests(self) -> tuple[int, int]:
+        """(kept word for word, total) of the requests, summed over the compactions."""
+        return (
+            sum(s.kept.requests_whole for s in self.samples),
+            sum(s.kept.requests_total for s in self.samples),
+        )
+
     def errors(self) -> tuple[int, int]:
         seen = [s.kept.error for s in self.samples if s.kept.error is not None]
         return sum(seen), len(seen)
+
+    def whole_errors(self) -> tuple[int, int]:
+        """(compactions that kept every decisive line of the last error, those with one)."""
+        seen = [s.kept.error_lines for s in self.samples if s.kept.error_lines is not None]
+        return sum(share == 1.0 for share in seen), len(seen)
 
 
 # the sessions
@@ -366,9 +378,11 @@ def _ratio(kept: int, total: int) -> str:
 
 def table(runs: list[Run]) -> str:
     rows = [
-        "| run | compactions | previews | prunes (first?) | requests kept | modified paths kept | "
-        "last error kept | median saved | peak/window | over-window calls | restorable |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| run | compactions | previews | prunes (first?) | requests kept whole | requests kept "
+        "(first 80 characters) | changed paths kept | last error kept (its decisive line) | "
+        "last error kept (every decisive line) | median saved | worst call (sent/window) | "
+        "over-window calls | restorable |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         saved = [s.saved for s in run.samples]
@@ -377,8 +391,9 @@ def table(runs: list[Run]) -> str:
         by = "" if run.strategy == "incremental" else f", {run.strategy}"
         rows.append(
             f"| {run.session}, {run.window // 1000}k{by} | {run.compactions} | {run.previews} | "
-            f"{len(run.prune_seqs)} ({first}) | {_ratio(*run.total('requests'))} | "
-            f"{_ratio(*run.total('paths'))} | {_ratio(*run.errors())} | "
+            f"{len(run.prune_seqs)} ({first}) | {_ratio(*run.whole_requests())} | "
+            f"{_ratio(*run.total('requests'))} | {_ratio(*run.total('paths'))} | "
+            f"{_ratio(*run.errors())} | {_ratio(*run.whole_errors())} | "
             f"{int(statistics.median(saved)) if saved else 0:,} | "
             f"{run.peak:,}/{run.window:,} ({run.peak / run.window:.0%}) | "
             f"{run.over_window}/{run.llm_calls} | {restorable} |"
@@ -394,8 +409,10 @@ def as_json(run: Run) -> dict[str, Any]:
     data["previews"] = run.previews
     data["totals"] = {
         "requests": run.total("requests"),
+        "whole_requests": run.whole_requests(),
         "paths": run.total("paths"),
         "errors": run.errors(),
+        "whole_errors": run.whole_errors(),
     }
     return data
 

@@ -1,9 +1,10 @@
 """What a compaction kept: the fidelity benchmark's measures, pure.
 
 Right after each compaction, three things must still be in the live context (the summary
-included) for the work to go on: every real user request so far (its first 80 characters),
-every file path created, modified or deleted so far (in full), and the last error before it
-(its decisive line). The truth comes from the artifact trail, computed from the events, never
+included) for the work to go on: every real user request so far (its first 80 characters, and
+whether it is there whole, word for word), every file path created, modified or deleted so far
+(in full), and the last error before it (its decisive line, and whether all its decisive lines
+are there). The truth comes from the artifact trail, computed from the events, never
 from the summary; "present" means found in the text of the live context's messages, whitespace
 collapsed on both sides (a summary may put a request on one line).
 """
@@ -76,6 +77,7 @@ class Kept:
     """What one compaction kept of the trail: totals, and what it lost by name."""
 
     requests: int
+    """Requests whose first `REQUEST_CHARS` characters are there."""
     requests_total: int
     paths: int
     paths_total: int
@@ -86,12 +88,18 @@ class Kept:
     lost_requests: tuple[str, ...]
     lost_paths: tuple[str, ...]
     lost_error: str
+    requests_whole: int = 0
+    """Requests that are there whole, word for word (whitespace collapsed)."""
+    shortened_requests: tuple[str, ...] = ()
+    """The first `REQUEST_CHARS` characters of each request not there whole."""
 
 
 def kept(trail: ArtifactTrail, text: str) -> Kept:
     """What of `trail` is in the flattened context `text` (see `context_text`)."""
     requests = [request_key(r.text) for r in trail.requests if not r.reverted]
     lost_requests = tuple(r for r in requests if r not in text)
+    whole = [r.text for r in trail.requests if not r.reverted]
+    shortened = tuple(request_key(r) for r in whole if flat(r) not in text)
     paths = [file.path for file in trail.changed_files]
     lost_paths = tuple(p for p in paths if p not in text)
     error: bool | None = None
@@ -114,4 +122,6 @@ def kept(trail: ArtifactTrail, text: str) -> Kept:
         lost_requests=lost_requests,
         lost_paths=lost_paths,
         lost_error=lost_error,
+        requests_whole=len(whole) - len(shortened),
+        shortened_requests=shortened,
     )
