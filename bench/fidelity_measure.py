@@ -11,6 +11,7 @@ collapsed on both sides (a summary may put a request on one line).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,6 +25,9 @@ from sessionstore.projections import (
 )
 
 REQUEST_CHARS = 80
+SENTENCE_CHARS = 500
+"""A first sentence longer than this is taken as a paste: its first this many characters."""
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 
 
 def flat(text: str) -> str:
@@ -53,10 +57,19 @@ def request_key(text: str) -> str:
     return flat(text[:REQUEST_CHARS])
 
 
+def first_sentence(text: str) -> str:
+    """A request's first sentence or line (at most `SENTENCE_CHARS` characters), flattened."""
+    text = text.lstrip()
+    found = _SENTENCE_END.search(text)
+    end = len(text) if found is None else found.start() if found.group() == "\n" else found.end()
+    return flat(text[: min(end, SENTENCE_CHARS)])
+
+
 def decisive_line(error: ErrorSeen) -> str:
     """The one line of an error's decisive lines that says what failed: a pytest `FAILED`
-    summary (test id and message), a traceback's exception (its last line), a compiler's
-    first `error` line; else the last line. The trail's `…` cut marks are dropped."""
+    summary (test id and message), a traceback's exception (its last line), a Rust test's
+    panic or another runtime's exception (the first line), a compiler's first `error` line;
+    else the last line. The trail's `…` cut marks are dropped."""
     lines = [line.strip().strip("…").strip() for line in error.decisive.splitlines()]
     lines = [line for line in lines if line]
     if not lines:
@@ -66,6 +79,8 @@ def decisive_line(error: ErrorSeen) -> str:
             return line
     if error.kind == "traceback":
         return lines[-1]
+    if error.kind in ("panic", "exception"):
+        return lines[0]
     for line in lines:
         if "error" in line.lower():
             return line
@@ -92,6 +107,8 @@ class Kept:
     """Requests that are there whole, word for word (whitespace collapsed)."""
     shortened_requests: tuple[str, ...] = ()
     """The first `REQUEST_CHARS` characters of each request not there whole."""
+    lost_first_sentences: tuple[str, ...] = ()
+    """The first sentence of each request whose first sentence is not there."""
 
 
 def kept(trail: ArtifactTrail, text: str) -> Kept:
@@ -100,6 +117,7 @@ def kept(trail: ArtifactTrail, text: str) -> Kept:
     lost_requests = tuple(r for r in requests if r not in text)
     whole = [r.text for r in trail.requests if not r.reverted]
     shortened = tuple(request_key(r) for r in whole if flat(r) not in text)
+    headless = tuple(first_sentence(r) for r in whole if first_sentence(r) not in text)
     paths = [file.path for file in trail.changed_files]
     lost_paths = tuple(p for p in paths if p not in text)
     error: bool | None = None
@@ -124,4 +142,5 @@ def kept(trail: ArtifactTrail, text: str) -> Kept:
         lost_error=lost_error,
         requests_whole=len(whole) - len(shortened),
         shortened_requests=shortened,
+        lost_first_sentences=headless,
     )
