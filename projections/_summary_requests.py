@@ -25,20 +25,20 @@ dropped.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from sessionstore.projections._summary import RequestEntry
-
-Count = Callable[[str], int]
+from sessionstore.projections._summary_fit import Count
 
 REQUEST_HEAD = 80
 """The least of a request's beginning a shortened one shows: `merge` matches requests by it."""
 HEAD_CHARS = 500
 """A first sentence or line longer than this is not a sentence but a paste: it is cut here."""
 REQUESTS_OF_WINDOW = 0.10
-"""The requests' budget, as a share of the usable window: 2,790 tokens at 32k (27,904 usable),
-6,144 at 64k, 12,390 at 128k. Recorded sessions hold 2-3k tokens of requests over hundreds of
-model calls (pi's own: 58 and 88 requests), so at 32k all of them but a pasted log fit."""
+"""The requests' budget, as a share of the usable window: 2,790 tokens for a 32,000-token
+window (27,904 usable with the default output reserve), 5,990 for 64,000, 12,390 for 128,000.
+pi's recorded sessions hold 2-3k tokens of requests over hundreds of model calls (58 and 79
+requests): at 32k all but the few longest stay whole (docs/benchmarks.md)."""
 SUMMARY_OF_REPLACED = 0.75
 """When a summary replaces little besides the user's long messages, the requests are shortened
 so that the whole summary is at most this share of what it replaces (a compaction must save

@@ -94,9 +94,6 @@ def shorten(text: str, length: int, width: int) -> str:
     return head + elided(left_out) + tail
 
 
-_block = block
-
-
 def _forms(make: Callable[[int], str], widths: tuple[int, ...]) -> tuple[str, ...]:
     forms: list[str] = []
     for width in widths:
@@ -209,7 +206,7 @@ def _files(summary: StructuredSummary) -> list[Entry]:
 def _error_block(error: ErrorEntry, decisive: str) -> str:
     at = f" at seq {error.seq}" if error.seq is not None else ""
     fix = f"fixed {error.fixed_by}" if error.fixed_by else "not fixed yet"
-    return _block(f"Error{at} — {error.what}; {fix}", decisive, len(decisive))
+    return block(f"Error{at} — {error.what}; {fix}", decisive, len(decisive))
 
 
 def _commands(summary: StructuredSummary) -> list[Entry]:
@@ -247,7 +244,7 @@ def _state(summary: StructuredSummary, budget: int) -> list[Entry]:
         text, length = summary.state, _length(summary.state)
 
         def form(width: int) -> str:
-            return _block("The assistant's last message", shorten(text, length, width), length)
+            return block("The assistant's last message", shorten(text, length, width), length)
 
         entries.append(Entry(_forms(form, (max(600, budget * 2 // 5), 300)), rank=0))
     return entries
@@ -283,7 +280,7 @@ def _notes(summary: StructuredSummary, budget: int) -> list[Entry]:
     text, length, by = summary.notes or "", _length(summary.notes or ""), summary.notes_by
 
     def form(width: int) -> str:
-        return _block(f"Written by {by or 'a summarizer'}", shorten(text, length, width), length)
+        return block(f"Written by {by or 'a summarizer'}", shorten(text, length, width), length)
 
     return [Entry(_forms(form, (budget * 4, budget * 2, budget)), rank=0)]
 

@@ -274,7 +274,8 @@ class ExtractiveSummarizer:
     """The structured summary (`sessionstore.projections._summary`), built with no model: the user's
     requests in order, decisions and preferences in their words, files and what was done to
     each, commands and errors with their fixes, the current state and the next steps, merged
-    into the previous summary's sections and fitted to `target_tokens`.
+    into the previous summary's sections and fitted to `target_tokens`, the requests to a
+    budget of their own (a tenth of the anchors' `usable` window).
 
     With anchors, the sections come from the session's artifact trail (every event up to the
     compaction, originals included); without (called directly, or by code that passes only
