@@ -4,9 +4,9 @@ An error's first 200 characters are, for a build or a test run, compiler banners
 collection noise; what decides is further down: the last frame and the exception of a Python
 traceback, pytest's `E   ...` lines and `FAILED ...` summary, a compiler's `error:` lines
 with their location, a Rust test's panic and its assertion, another runtime's uncaught
-`SomethingError: message` above its stack. `decisive_lines` keeps those, each
-once (a workspace build prints the same error once per package), whole lines only. When they
-are too many for the budget, the most decisive come first: the failing tests' summaries and the
+`SomethingError: message` above its stack. `decisive_lines` keeps those, each once (a
+workspace build prints the same error once per package), whole lines only. When they are too
+many for the budget, the most decisive come first: the failing tests' summaries and the
 exception, then the first failure's assertion, the first compiler error and its location
 (later errors are often its consequences), then the rest in order; a last line says how many
 were left out. Exit codes are read from the shapes agents write them in: Claude Code's `Exit

@@ -149,26 +149,31 @@ def fit_requests(
             low = middle
         else:
             high = middle - 1
-    return [
-        text if cost <= max(low, floor) else _longest(r, max(low, floor), count, fallback)
-        for r, text, cost, floor, fallback in zip(
-            found, whole, costs, least, least_forms, strict=True
-        )
-    ]
-
-
-def _longest(request: _Request, tokens: int, count: Count, fallback: str | None) -> str:
-    """The block of `request` shortened as little as fits in `tokens` (its line break
-    included); its shortest form when none does."""
-    if fallback is None:
-        return request.block(request.text)
-    best = request.block(fallback)
-    low, high = 0, len(request.text)
-    while low < high:
-        middle = (low + high + 1) // 2
-        form = request.shortened(middle)
-        if form is not None and count(request.block(form)) + 1 <= tokens:
-            low, best = middle, request.block(form)
+    blocks = []
+    for r, text, cost, floor, form in zip(found, whole, costs, least, least_forms, strict=True):
+        if cost <= max(low, floor) or form is None:
+            blocks.append(text)  # whole: within the level, or no shorter form is shorter
+        elif low <= floor:
+            blocks.append(r.block(form))  # at its shortest
         else:
-            high = middle - 1
-    return best
+            blocks.append(_longest(r, low, count, cost, form))
+    return blocks
+
+
+def _longest(request: _Request, tokens: int, count: Count, whole: int, least: str) -> str:
+    """The block of `request` shortened to about as little as fits in `tokens` (its line
+    break included), `whole` being what it costs whole; `least`, its shortest text, when no
+    longer one fits. The first width tried is the one the request's own characters per token
+    give, then a tenth less (or in proportion to the overshoot) at each try: a few counts, not
+    a search, as a long session holds hundreds of requests."""
+    width = len(request.text) * tokens // whole
+    for _ in range(8):
+        form = request.shortened(width)
+        cost = None if form is None else count(request.block(form)) + 1
+        if form is not None and cost is not None and cost <= tokens:
+            return request.block(form)
+        shrunk = width * 9 // 10
+        width = shrunk if cost is None else min(shrunk, width * tokens // cost)
+        if width <= len(least):
+            break
+    return request.block(least)
