@@ -1,6 +1,7 @@
 """Does compaction keep the work? Run by hand: `python -m bench.fidelity [--quick]
-[--windows 32000 64000] [--sessions scripted claude-code codex] [--strategies incremental
-sliding_window importance adaptive] [--out bench/fidelity.json]`.
+[--windows 32000 64000] [--sessions scripted claude-code codex real real-pi ...]
+[--transcripts DIR] [--strategies incremental sliding_window importance adaptive]
+[--out bench/fidelity.json]`.
 
 Each strategy (`CompressionConfig.strategy`, default `incremental` alone) gets its own row;
 a strategy's drop (a marker in place of the messages) counts as a compaction.
@@ -10,7 +11,11 @@ Replays long sessions message by message into fresh sessions with the default se
 message (whose usage then says what was sent), `after_tool_result()` after each tool result.
 The sessions: the demo's scripted agent (`sessionstore.cli._scripted`, 50 turns, seed 7), and a
 Claude Code transcript and a Codex rollout from `bench/fixtures/` (written by
-`bench.make_fixtures`), imported through `SessionStore.import_session` like real ones.
+`bench.make_fixtures`), imported through `SessionStore.import_session` like real ones. With
+`--sessions real` (or `real-pi`, `real-claude-code`...), recorded sessions of pi, Claude Code,
+Codex and OpenCode from `../shared/transcripts`, outside the repository (`bench.fidelity_real`);
+a transcript that is absent is skipped with a message, and a run of nothing but absent ones
+exits 0.
 
 At every compaction it measures (`bench.fidelity_measure`) how many of the user's requests,
 the changed file paths and the last error so far are still in the live context; the tokens
@@ -41,6 +46,7 @@ from typing import Any, get_args
 from unittest import mock
 
 from bench.fidelity_measure import Kept, context_text, kept
+from bench.fidelity_real import ALL_REAL, BY_NAME, TRANSCRIPTS, missing, real_messages
 from bench.make_fixtures import CLAUDE_CODE_FILE, CODEX_FILE, FIXTURES
 from bench.report import machine, write_json
 from sessionstore import Session, SessionStore
@@ -130,9 +136,21 @@ class Run:
             sum(getattr(s.kept, f"{name}_total") for s in self.samples),
         )
 
+    def whole_requests(self) -> tuple[int, int]:
+        """(kept word for word, total) of the requests, summed over the compactions."""
+        return (
+            sum(s.kept.requests_whole for s in self.samples),
+            sum(s.kept.requests_total for s in self.samples),
+        )
+
     def errors(self) -> tuple[int, int]:
         seen = [s.kept.error for s in self.samples if s.kept.error is not None]
         return sum(seen), len(seen)
+
+    def whole_errors(self) -> tuple[int, int]:
+        """(compactions that kept every decisive line of the last error, those with one)."""
+        seen = [s.kept.error_lines for s in self.samples if s.kept.error_lines is not None]
+        return sum(share == 1.0 for share in seen), len(seen)
 
 
 # the sessions
@@ -172,6 +190,29 @@ SOURCES: dict[str, Callable[[SessionStore], Source]] = {
     "claude-code": lambda store: imported(store, FIXTURES / CLAUDE_CODE_FILE, "Claude Code"),
     "codex": lambda store: imported(store, FIXTURES / CODEX_FILE, "Codex"),
 }
+
+
+def source(name: str, store: SessionStore, transcripts: Path, scratch: Path) -> Source:
+    """The session `name` (one of `SOURCES`, or a real transcript of `bench.fidelity_real`
+    under `transcripts`) as recorded in `store`."""
+    if name in SOURCES:
+        return SOURCES[name](store)
+    real = BY_NAME[name]
+    return Source(real.label, real_messages(store, real, transcripts, scratch))
+
+
+def chosen(names: list[str], transcripts: Path, log: Callable[[str], None] = print) -> list[str]:
+    """The sessions `names` asks for (`real` is every real transcript), without the real ones
+    absent from `transcripts` (each skipped with a message)."""
+    wanted = [n for name in names for n in (list(BY_NAME) if name == ALL_REAL else [name])]
+    kept: list[str] = []
+    for name in dict.fromkeys(wanted):
+        why = missing(BY_NAME[name], transcripts) if name in BY_NAME else None
+        if why is None:
+            kept.append(name)
+        else:
+            log(f"skipped {name}: {why}")
+    return kept
 
 
 # the replay
@@ -337,9 +378,11 @@ def _ratio(kept: int, total: int) -> str:
 
 def table(runs: list[Run]) -> str:
     rows = [
-        "| run | compactions | previews | prunes (first?) | requests kept | modified paths kept | "
-        "last error kept | median saved | peak/window | over-window calls | restorable |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| run | compactions | previews | prunes (first?) | requests kept whole | requests kept "
+        "(first 80 characters) | changed paths kept | last error kept (its decisive line) | "
+        "last error kept (every decisive line) | median saved | worst call (sent/window) | "
+        "over-window calls | restorable |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         saved = [s.saved for s in run.samples]
@@ -348,8 +391,9 @@ def table(runs: list[Run]) -> str:
         by = "" if run.strategy == "incremental" else f", {run.strategy}"
         rows.append(
             f"| {run.session}, {run.window // 1000}k{by} | {run.compactions} | {run.previews} | "
-            f"{len(run.prune_seqs)} ({first}) | {_ratio(*run.total('requests'))} | "
-            f"{_ratio(*run.total('paths'))} | {_ratio(*run.errors())} | "
+            f"{len(run.prune_seqs)} ({first}) | {_ratio(*run.whole_requests())} | "
+            f"{_ratio(*run.total('requests'))} | {_ratio(*run.total('paths'))} | "
+            f"{_ratio(*run.errors())} | {_ratio(*run.whole_errors())} | "
             f"{int(statistics.median(saved)) if saved else 0:,} | "
             f"{run.peak:,}/{run.window:,} ({run.peak / run.window:.0%}) | "
             f"{run.over_window}/{run.llm_calls} | {restorable} |"
@@ -365,8 +409,10 @@ def as_json(run: Run) -> dict[str, Any]:
     data["previews"] = run.previews
     data["totals"] = {
         "requests": run.total("requests"),
+        "whole_requests": run.whole_requests(),
         "paths": run.total("paths"),
         "errors": run.errors(),
+        "whole_errors": run.whole_errors(),
     }
     return data
 
@@ -378,19 +424,20 @@ def runs(
     limit: int | None = None,
     log: Callable[[str], None] = print,
     strategies: tuple[Strategy, ...] = ("incremental",),
+    transcripts: Path = TRANSCRIPTS,
 ) -> Iterator[Run]:
     """Replay each named session at each window (its first `limit` messages when given), each
     replay in a store of its own under `folder`, repeatable alone (see `repeatable`)."""
     for name in sessions:
         with repeatable(0) as open_store, open_store(_url(folder, name)) as store:
-            source = SOURCES[name](store)
+            played = source(name, store, transcripts, folder)
         if limit is not None:
-            source = Source(source.name, source.messages[:limit])
+            played = Source(played.name, played.messages[:limit])
         for window in windows:
             for strategy in strategies:
                 url = _url(folder, name, window, strategy)
                 with repeatable(window) as open_store, open_store(url) as store:
-                    run = replay(store, source, window, strategy)
+                    run = replay(store, played, window, strategy)
                 log(
                     f"{run.session} at {window:,} ({strategy}): {run.compactions} compactions, "
                     f"{run.seconds:.1f} s"
@@ -406,24 +453,58 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="32k only, sessions cut short")
     parser.add_argument("--windows", type=int, nargs="+", help=f"default {WINDOWS}")
-    parser.add_argument("--sessions", nargs="+", choices=sorted(SOURCES), help="default: all")
+    parser.add_argument(
+        "--sessions",
+        nargs="+",
+        choices=[*SOURCES, ALL_REAL, *BY_NAME],
+        help=f"default: {' '.join(SOURCES)}; {ALL_REAL}: every real transcript",
+    )
+    parser.add_argument(
+        "--transcripts",
+        type=Path,
+        default=TRANSCRIPTS,
+        help="the real transcripts' folder (default: ../shared/transcripts beside the repository)",
+    )
     parser.add_argument(
         "--strategies", nargs="+", choices=get_args(Strategy), default=["incremental"]
     )
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "fidelity.json")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="default: bench/fidelity.json, or none when a real transcript is replayed (its "
+        "samples quote it, and the transcripts stay outside the repository)",
+    )
     args = parser.parse_args(argv)
     windows = tuple(args.windows or ((32_000,) if args.quick else WINDOWS))
-    sessions = args.sessions or list(SOURCES)
+    sessions = chosen(args.sessions or list(SOURCES), args.transcripts)
+    if not sessions:
+        print("nothing to replay: every session asked for is absent")
+        return
     began = time.perf_counter()
     limit = QUICK_MESSAGES if args.quick else None
+    strategies = tuple(args.strategies)
     with tempfile.TemporaryDirectory() as folder:
-        done = list(runs(Path(folder), sessions, windows, limit, strategies=tuple(args.strategies)))
+        done = list(
+            runs(
+                Path(folder),
+                sessions,
+                windows,
+                limit,
+                strategies=strategies,
+                transcripts=args.transcripts,
+            )
+        )
     seconds = time.perf_counter() - began
     text = table(done)
     print(text)
     print(f"{seconds:.0f} s in all")
+    out = args.out
+    if out is None and not any(name in BY_NAME for name in sessions):
+        out = Path(__file__).parent / "fidelity.json"
+    if out is None:
+        return
     write_json(
-        args.out,
+        out,
         {
             "machine": machine(),
             "windows": windows,

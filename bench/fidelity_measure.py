@@ -1,15 +1,17 @@
 """What a compaction kept: the fidelity benchmark's measures, pure.
 
 Right after each compaction, three things must still be in the live context (the summary
-included) for the work to go on: every real user request so far (its first 80 characters),
-every file path created, modified or deleted so far (in full), and the last error before it
-(its decisive line). The truth comes from the artifact trail, computed from the events, never
+included) for the work to go on: every real user request so far (its first 80 characters, and
+whether it is there whole, word for word), every file path created, modified or deleted so far
+(in full), and the last error before it (its decisive line, and whether all its decisive lines
+are there). The truth comes from the artifact trail, computed from the events, never
 from the summary; "present" means found in the text of the live context's messages, whitespace
 collapsed on both sides (a summary may put a request on one line).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -23,6 +25,9 @@ from sessionstore.projections import (
 )
 
 REQUEST_CHARS = 80
+SENTENCE_CHARS = 500
+"""A first sentence longer than this is taken as a paste: its first this many characters."""
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 
 
 def flat(text: str) -> str:
@@ -52,10 +57,19 @@ def request_key(text: str) -> str:
     return flat(text[:REQUEST_CHARS])
 
 
+def first_sentence(text: str) -> str:
+    """A request's first sentence or line (at most `SENTENCE_CHARS` characters), flattened."""
+    text = text.lstrip()
+    found = _SENTENCE_END.search(text)
+    end = len(text) if found is None else found.start() if found.group() == "\n" else found.end()
+    return flat(text[: min(end, SENTENCE_CHARS)])
+
+
 def decisive_line(error: ErrorSeen) -> str:
     """The one line of an error's decisive lines that says what failed: a pytest `FAILED`
-    summary (test id and message), a traceback's exception (its last line), a compiler's
-    first `error` line; else the last line. The trail's `…` cut marks are dropped."""
+    summary (test id and message), a traceback's exception (its last line), a Rust test's
+    panic or another runtime's exception (the first line), a compiler's first `error` line;
+    else the last line. The trail's `…` cut marks are dropped."""
     lines = [line.strip().strip("…").strip() for line in error.decisive.splitlines()]
     lines = [line for line in lines if line]
     if not lines:
@@ -65,6 +79,8 @@ def decisive_line(error: ErrorSeen) -> str:
             return line
     if error.kind == "traceback":
         return lines[-1]
+    if error.kind in ("panic", "exception"):
+        return lines[0]
     for line in lines:
         if "error" in line.lower():
             return line
@@ -76,6 +92,7 @@ class Kept:
     """What one compaction kept of the trail: totals, and what it lost by name."""
 
     requests: int
+    """Requests whose first `REQUEST_CHARS` characters are there."""
     requests_total: int
     paths: int
     paths_total: int
@@ -86,12 +103,21 @@ class Kept:
     lost_requests: tuple[str, ...]
     lost_paths: tuple[str, ...]
     lost_error: str
+    requests_whole: int = 0
+    """Requests that are there whole, word for word (whitespace collapsed)."""
+    shortened_requests: tuple[str, ...] = ()
+    """The first `REQUEST_CHARS` characters of each request not there whole."""
+    lost_first_sentences: tuple[str, ...] = ()
+    """The first sentence of each request whose first sentence is not there."""
 
 
 def kept(trail: ArtifactTrail, text: str) -> Kept:
     """What of `trail` is in the flattened context `text` (see `context_text`)."""
     requests = [request_key(r.text) for r in trail.requests if not r.reverted]
     lost_requests = tuple(r for r in requests if r not in text)
+    whole = [r.text for r in trail.requests if not r.reverted]
+    shortened = tuple(request_key(r) for r in whole if flat(r) not in text)
+    headless = tuple(first_sentence(r) for r in whole if first_sentence(r) not in text)
     paths = [file.path for file in trail.changed_files]
     lost_paths = tuple(p for p in paths if p not in text)
     error: bool | None = None
@@ -114,4 +140,7 @@ def kept(trail: ArtifactTrail, text: str) -> Kept:
         lost_requests=lost_requests,
         lost_paths=lost_paths,
         lost_error=lost_error,
+        requests_whole=len(whole) - len(shortened),
+        shortened_requests=shortened,
+        lost_first_sentences=headless,
     )

@@ -54,6 +54,7 @@ from sessionstore.projections._summary_text import (
     NOTES_SHARE,
     parse_summary,
     render_summary,
+    requests_tokens,
     shorten,
 )
 from sessionstore.projections._timeline import TimelineRow, describe, timeline
@@ -123,6 +124,7 @@ __all__ = [
     "parse_summary",
     "preview",
     "render_summary",
+    "requests_tokens",
     "shorten",
     "stored_tokens",
     "summary_from_trail",

@@ -1,12 +1,17 @@
 """How a tool's output says it failed, and which of its lines say why.
 
 An error's first 200 characters are, for a build or a test run, compiler banners and
-collection noise; what decides is at the end: the last frame and the exception of a Python
+collection noise; what decides is further down: the last frame and the exception of a Python
 traceback, pytest's `E   ...` lines and `FAILED ...` summary, a compiler's `error:` lines
-with their location. `decisive_lines` keeps those, capped from the end. Exit codes are read
-from the shapes agents write them in: Claude Code's `Exit code N` first line, Codex's `Exit
-code: N` header or `{"metadata": {"exit_code": N}}` JSON and `Process exited with code N`,
-pi's `Command exited with code N` last line.
+with their location, a Rust test's panic and its assertion, another runtime's uncaught
+`SomethingError: message` above its stack. `decisive_lines` keeps those, each once (a
+workspace build prints the same error once per package), whole lines only. When they are too
+many for the budget, the most decisive come first: the failing tests' summaries and the
+exception, then the first failure's assertion, the first compiler error and its location
+(later errors are often its consequences), then the rest in order; a last line says how many
+were left out. Exit codes are read from the shapes agents write them in: Claude Code's `Exit
+code N` first line, Codex's `Exit code: N` header or `{"metadata": {"exit_code": N}}` JSON and
+`Process exited with code N`, pi's `Command exited with code N` last line.
 """
 
 from __future__ import annotations
@@ -39,6 +44,13 @@ _COMPILER = re.compile(
     r"|^\S+\(\d+,\d+\): error TS\d+"  # tsc: file(line,col): error TS1234
 )
 _RUST_LOCATION = re.compile(r"^\s*--> \S+:\d+")
+_PANIC = re.compile(r"^thread '.*' panicked at ")
+_TEST_RESULT = re.compile(r"^test result: FAILED\b")
+_EXCEPTION_LINE = re.compile(
+    r"^(?:Uncaught )?(?:[A-Za-z_][\w.$]*)?(?:Error|Exception)(?: \[\w+\])?: \S"
+)
+_CARETS = re.compile(r"^[\s~^]+$")
+"""Python 3.11's markers under a frame's source line."""
 
 
 def exit_code(output: str) -> int | None:
@@ -78,42 +90,74 @@ def _envelope(output: str) -> tuple[str, int | None] | None:
 @dataclass(frozen=True, slots=True)
 class Decisive:
     """An output's decisive lines and what kind of failure they come from: `pytest`,
-    `traceback`, `compiler`, or `tail` (none recognised: its last lines)."""
+    `traceback`, `panic` (a Rust test), `compiler`, `exception` (another runtime's), or
+    `tail` (none recognised: its last lines)."""
 
     kind: str
     text: str
 
 
+Picked = list[tuple[int, str]]
+"""Decisive lines in output order, each with its rank: 0 first, kept before higher ones."""
+
+
 def decisive_lines(output: str, budget: int = DECISIVE_CHARS) -> Decisive:
-    """What an output's failure comes down to, at most `budget` characters kept from the end."""
+    """What an output's failure comes down to, in at most `budget` characters: see the
+    module."""
     lines = [line.rstrip() for line in output.splitlines()]
-    for kind, pick in (("pytest", _pytest), ("traceback", _traceback), ("compiler", _compiler)):
+    pickers = (
+        ("pytest", _pytest),
+        ("traceback", _traceback),
+        ("panic", _panic),
+        ("compiler", _compiler),
+        ("exception", _exception),
+    )
+    for kind, pick in pickers:
         picked = pick(lines)
         if picked:
             return Decisive(kind, _capped(picked, budget))
     tail = [line for line in lines if line.strip()][-TAIL_LINES:]
-    return Decisive("tail", _capped(tail, budget))
+    return Decisive("tail", _capped([(0, line) for line in tail], budget))
 
 
-def _pytest(lines: list[str]) -> list[str]:
+def _exception(lines: list[str]) -> Picked:
+    """Another runtime's uncaught exception (Node's `Error: Cannot find module ...` above its
+    stack, a Java or .NET exception): its unindented `SomethingError: message` lines first,
+    then the output's last lines, where its stack and exit often end."""
+    found = [n for n, line in enumerate(lines) if _EXCEPTION_LINE.match(line)]
+    if not found:
+        return []
+    last = [n for n, line in enumerate(lines) if line.strip()][-TAIL_LINES:]
+    return [(0 if n in found else 1, lines[n].strip()) for n in sorted({*found[:2], *last})]
+
+
+def _pytest(lines: list[str]) -> Picked:
     """`path.py:12: AssertionError` locations, `E   ...` lines, `FAILED ...` summaries and
-    the `=== 1 failed ... ===` total: present only when pytest printed its failures."""
+    the `=== 1 failed ... ===` total: present only when pytest printed its failures. The
+    summaries and the total come first, then the first failure's `E` lines."""
     if not any(_PYTEST_E.match(line) for line in lines) and not any(
         _PYTEST_SUMMARY.match(line) for line in lines
     ):
         return []
-    return [
-        line
-        for line in lines
-        if _PYTEST_E.match(line)
-        or _PYTEST_SUMMARY.match(line)
-        or _PYTEST_LOCATION.match(line)
-        or _PYTEST_TOTAL.match(line)
-    ]
+    picked: Picked = []
+    first_block: bool | None = None  # None: no E line yet; True: in the first block of them
+    for line in lines:
+        if _PYTEST_E.match(line):
+            first_block = first_block is None or first_block
+            picked.append((1 if first_block else 3, line))
+            continue
+        if first_block:
+            first_block = False
+        if _PYTEST_SUMMARY.match(line) or _PYTEST_TOTAL.match(line):
+            picked.append((0, line))
+        elif _PYTEST_LOCATION.match(line):
+            picked.append((2, line))
+    return picked
 
 
-def _traceback(lines: list[str]) -> list[str]:
-    """The last traceback's last frame (with its source line) and the exception after it."""
+def _traceback(lines: list[str]) -> Picked:
+    """The last traceback's last frame (with its source line) and the exception after it
+    (Python 3.11's `~~^^` markers left out); the exception first."""
     starts = [n for n, line in enumerate(lines) if line.strip() == _TRACEBACK]
     if not starts:
         return []
@@ -122,33 +166,81 @@ def _traceback(lines: list[str]) -> list[str]:
     if not frames:
         return []
     last = frames[-1]
-    picked = [body[last].strip()]
+    picked: Picked = [(1, body[last].strip())]
     rest = body[last + 1 :]
     if rest and rest[0].startswith("    "):  # the frame's source line
-        picked.append(rest[0].strip())
+        picked.append((2, rest[0].strip()))
         rest = rest[1:]
-    exception = [line for line in rest if line.strip()]
-    return picked + exception[:TAIL_LINES] if exception else []
+    exception = [line for line in rest if line.strip() and not _CARETS.match(line)]
+    return picked + [(0, line) for line in exception[:TAIL_LINES]] if exception else []
 
 
-def _compiler(lines: list[str]) -> list[str]:
+def _panic(lines: list[str]) -> Picked:
+    """A Rust test's failures: each `thread '...' panicked at file:line:col:` with the
+    message lines under it (the assertion, `left:` and `right:`), first; then cargo's `test
+    result: FAILED` line and its `error:` lines."""
+    picked: Picked = []
+    n = 0
+    while n < len(lines):
+        line = lines[n]
+        if _PANIC.match(line):
+            picked.append((0, line.strip()))
+            message = 0
+            while n + 1 < len(lines) and message < TAIL_LINES - 1:
+                following = lines[n + 1].strip()
+                if not following or following.startswith("note: "):
+                    break
+                picked.append((0, following))
+                message, n = message + 1, n + 1
+        elif _TEST_RESULT.match(line.strip()) or (picked and _COMPILER.match(line.strip())):
+            picked.append((1, line.strip()))
+        n += 1
+    return picked if any(_PANIC.match(line) for _, line in picked) else []
+
+
+def _compiler(lines: list[str]) -> Picked:
     """Lines that start as a compiler's errors do (`file:line:col: error: ...`, `error[E0308]:
-    ...`, tsc's `file(line,col): error TS...`), with rustc's `--> file:line` after."""
-    picked = []
+    ...`, tsc's `file(line,col): error TS...`), with rustc's `--> file:line` after; the first
+    error and its location first."""
+    picked: Picked = []
     for n, line in enumerate(lines):
         if _COMPILER.match(line.strip()):
-            picked.append(line.strip())
+            rank = 0 if not picked else 1
+            picked.append((rank, line.strip()))
             following = lines[n + 1] if n + 1 < len(lines) else ""
             if _RUST_LOCATION.match(following):
-                picked.append(following.strip())
+                picked.append((rank, following.strip()))
     return picked
 
 
-def _capped(lines: list[str], budget: int) -> str:
+def left_out(count: int) -> str:
+    return f"(… {count} more line{'' if count == 1 else 's'} left out)"
+
+
+def _capped(picked: Picked, budget: int) -> str:
+    """The picked lines, each once and at most `LINE_CHARS` long, in output order: as many as
+    fit in `budget` characters, lowest rank first (then earliest), and a last line saying how
+    many were left out."""
     cut = LINE_CHARS - 1
-    shortened = [line if len(line) <= LINE_CHARS else line[:cut] + "…" for line in lines]
-    text = "\n".join(shortened)
-    return text if len(text) <= budget else "…" + text[len(text) - budget + 1 :]
+    seen: dict[str, int] = {}
+    for rank, line in picked:
+        line = line if len(line) <= LINE_CHARS else line[:cut] + "…"
+        seen[line] = min(rank, seen.get(line, rank))
+    lines = list(seen)
+    order = sorted(range(len(lines)), key=lambda n: (seen[lines[n]], n))
+    kept: set[int] = set()
+    size = 0
+    for n in order:
+        rest = len(lines) - len(kept) - 1
+        marker = len(left_out(rest)) + 1 if rest else 0
+        if kept and size + len(lines[n]) + 1 + marker > budget:
+            break
+        kept.add(n)
+        size += len(lines[n]) + 1
+    shown = [lines[n] for n in sorted(kept)]
+    if len(kept) < len(lines):
+        shown.append(left_out(len(lines) - len(kept)))
+    return "\n".join(shown)
 
 
 def failed_by_its_output(output: str) -> bool:

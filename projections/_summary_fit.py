@@ -59,6 +59,14 @@ def omitted_line(count: int) -> str:
     return OMITTED.format(count=count, ies="y" if count == 1 else "ies")
 
 
+def section_size(section: Section, count: Count) -> int:
+    """What `section` costs as `fit` counts it: its heading and a blank line, each entry left
+    in and its line break, and the line saying how many were left out."""
+    shown = sum(count(entry.text) + 1 for entry in section.entries if not entry.dropped)
+    dropped = section.dropped()
+    return count(section.heading) + 2 + shown + (count(omitted_line(dropped)) if dropped else 0)
+
+
 def fit(sections: Sequence[Section], budget: int, count: Count) -> None:
     """Choose every entry's form, or drop it, so the sections fit in `budget` tokens where the
     kept entries allow; see the module."""

@@ -7,9 +7,11 @@ sections: text that may hold anything (a request, an error's lines, the assistan
 a model's notes, which may well contain `## ` lines of their own) is written as a block whose
 header says its length in characters, so it is read back exactly, whatever it contains.
 
-A request longer than its budget keeps its beginning and end around `[… N characters left
-out …]`; a request of at most `SHORT_REQUEST` characters is always shown whole, and every
-shortened one keeps at least its first `REQUEST_HEAD` characters.
+The user's requests are shown word for word within a budget of their own (see
+`_summary_requests`): only one that alone would not fit its share is shortened, and it keeps
+its first sentence whole, then its beginning and end around `[… N characters left out …]`.
+Other long entries (the assistant's last message, notes) keep their beginning and end
+(`shorten`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,22 @@ from sessionstore.projections._summary import (
     StructuredSummary,
     merge,
 )
-from sessionstore.projections._summary_fit import Count, Entry, Section, fit, rendered
+from sessionstore.projections._summary_fit import (
+    Count,
+    Entry,
+    Section,
+    fit,
+    rendered,
+    section_size,
+)
+from sessionstore.projections._summary_requests import (
+    REQUEST_HEAD,
+    block,
+    elided,
+    fit_requests,
+    replaced_room,
+    requests_budget,
+)
 
 TASK = "## The task and the user's requests, in order"
 DECISIONS = "## Decisions and preferences (the user's words, picked out by a heuristic)"
@@ -45,26 +62,23 @@ HEADINGS = (TASK, DECISIONS, FILES, COMMANDS, STATE, NEXT, NOTES)
 SHARES = {TASK: 0.30, DECISIONS: 0.07, FILES: 0.20, COMMANDS: 0.20, STATE: 0.13, NEXT: 0.10}
 """Each section's share of the budget; with notes, these are 70% of it and the notes 30%."""
 NOTES_SHARE = 0.30
-GIVE_WAY = {COMMANDS: 0, STATE: 1, NEXT: 2, DECISIONS: 3, FILES: 4, NOTES: 5, TASK: 6}
+GIVE_WAY = {COMMANDS: 0, STATE: 1, NEXT: 2, DECISIONS: 3, FILES: 4, NOTES: 5}
+"""When what must be kept does not fit, the other sections give way in this order. The
+requests' section is fitted apart, to its own budget, and never gives way."""
 
 SHORT_REQUEST = 160
-"""A request this long or shorter is never shortened."""
-REQUEST_HEAD = 80
-"""The least of a request's beginning any summary shows."""
+"""A text this long or shorter is never shortened by `shorten`."""
 TOOLS_SHOWN = 12
 
 _ELIDED = re.compile(r" \[… ([\d,]+) characters left out …\] ")
-
-
-def elided(count: int) -> str:
-    return f" [… {count:,} characters left out …] "
 
 
 def shorten(text: str, length: int, width: int) -> str:
     """`text` (whole, or shortened earlier: see `elided`) cut to about `width` characters: two
     thirds from its beginning (never under `REQUEST_HEAD`), the rest from its end. `length` is
     the whole text's. Whole when it is at most `SHORT_REQUEST` characters, or when cutting
-    would not make it shorter."""
+    would not make it shorter. For the assistant's message, notes and transcripts; requests
+    are fitted by `fit_requests`."""
     found = _ELIDED.search(text) if len(text) != length else None
     if found is None:
         length = len(text)  # whole (or shortened by someone else: taken as it is)
@@ -80,11 +94,6 @@ def shorten(text: str, length: int, width: int) -> str:
     return head + elided(left_out) + tail
 
 
-def _block(label: str, text: str, length: int) -> str:
-    shortened = f", shortened to {len(text):,}" if len(text) != length else ""
-    return f"{label} ({length:,} characters{shortened}):\n{text}"
-
-
 def _forms(make: Callable[[int], str], widths: tuple[int, ...]) -> tuple[str, ...]:
     forms: list[str] = []
     for width in widths:
@@ -97,28 +106,60 @@ def _forms(make: Callable[[int], str], widths: tuple[int, ...]) -> tuple[str, ..
 # rendering
 
 
-def render_summary(summary: StructuredSummary, budget: int, count: Count = estimate_tokens) -> str:
+def render_summary(
+    summary: StructuredSummary,
+    budget: int,
+    count: Count = estimate_tokens,
+    *,
+    usable: int | None = None,
+    replacing: int | None = None,
+    carried: int = 0,
+) -> str:
     """The summary as text, its sections fitted to `budget` tokens as counted by `count` (see
-    `_summary_fit`): user requests, changed files' paths and the last error are never left
-    out, so the text is longer than `budget` only when they alone do not fit."""
+    `_summary_fit`). The user's requests have a budget of their own (`requests_budget`): a
+    share of the session's `usable` window when it is known; when the summary replaces
+    messages of `replacing` tokens, no more than keeps the whole summary at three quarters of
+    them, unless that is less than the `carried` tokens the previous summary among them gave
+    the requests (`requests_tokens`; see `SUMMARY_OF_REPLACED`). So they are shown word for
+    word
+    unless one alone would not fit; what they take beyond their share of `budget` lengthens
+    the summary rather than squeezing the other sections. User requests, changed files' paths
+    and the last error's decisive lines are never left out, so the text is longer than that
+    only when they alone do not fit."""
     scale = 1.0 - NOTES_SHARE if summary.notes else 1.0
+    first = _first_line(summary)
+    share = SHARES[TASK] * scale
+    own = requests_budget(budget, share, usable)
+    task = Section(TASK, share, _requests(summary, own, count))
     sections = [
-        _section(TASK, scale, _requests(summary, budget)),
-        _section(DECISIONS, scale, _decisions(summary)),
-        _section(FILES, scale, _files(summary)),
-        _section(COMMANDS, scale, _commands(summary)),
-        _section(STATE, scale, _state(summary, budget)),
-        _section(NEXT, scale, _next_steps(summary)),
+        _section(DECISIONS, scale, share, _decisions(summary)),
+        _section(FILES, scale, share, _files(summary)),
+        _section(COMMANDS, scale, share, _commands(summary)),
+        _section(STATE, scale, share, _state(summary, budget)),
+        _section(NEXT, scale, share, _next_steps(summary)),
     ]
     if summary.notes:
-        sections.append(Section(NOTES, NOTES_SHARE, _notes(summary, budget), GIVE_WAY[NOTES]))
-    first = _first_line(summary)
-    fit(sections, budget - count(first), count)
-    return "\n\n".join([first, *(rendered(s) for s in sections)])
+        notes = _notes(summary, budget)
+        sections.append(Section(NOTES, NOTES_SHARE / (1 - share), notes, GIVE_WAY[NOTES]))
+    taken = min(section_size(task, count), int(share * budget))
+    fit(sections, budget - count(first) - taken, count)
+    if replacing is not None:
+        rest = count(first) + sum(section_size(s, count) + 1 for s in sections)
+        room = replaced_room(replacing, rest, carried)
+        if section_size(task, count) > room:
+            task = Section(TASK, share, _requests(summary, room, count))
+    return "\n\n".join([first, rendered(task), *(rendered(s) for s in sections)])
 
 
-def _section(heading: str, scale: float, entries: list[Entry]) -> Section:
-    return Section(heading, SHARES[heading] * scale, entries, GIVE_WAY[heading])
+def requests_tokens(summary: StructuredSummary, count: Count = estimate_tokens) -> int:
+    """What `summary`'s requests section costs with each request as it stands (word for word,
+    or as an earlier summary shortened it)."""
+    return section_size(Section(TASK, 0.0, _requests(summary, 10**12, count)), count)
+
+
+def _section(heading: str, scale: float, requests: float, entries: list[Entry]) -> Section:
+    """A section with its share of what the requests' share leaves."""
+    return Section(heading, SHARES[heading] * scale / (1 - requests), entries, GIVE_WAY[heading])
 
 
 def _first_line(summary: StructuredSummary) -> str:
@@ -130,17 +171,13 @@ def _first_line(summary: StructuredSummary) -> str:
     )
 
 
-def _requests(summary: StructuredSummary, budget: int) -> list[Entry]:
-    width = max(400, budget * 3 // 10)
-    entries = []
-    for n, request in enumerate(summary.requests, 1):
-        label = f"Request {n}" + (f", seq {request.seq}" if request.seq is not None else "")
-
-        def form(width: int, request: RequestEntry = request, label: str = label) -> str:
-            return _block(label, shorten(request.text, request.length, width), request.length)
-
-        entries.append(Entry(_forms(form, (width, 200, 120)), keep=True, rank=n))
-    return entries
+def _requests(summary: StructuredSummary, budget: int, count: Count) -> list[Entry]:
+    labels = [
+        f"Request {n}" + (f", seq {request.seq}" if request.seq is not None else "")
+        for n, request in enumerate(summary.requests, 1)
+    ]
+    blocks = fit_requests(labels, summary.requests, budget, TASK, count)
+    return [Entry((text,), keep=True, rank=n) for n, text in enumerate(blocks, 1)]
 
 
 def _decisions(summary: StructuredSummary) -> list[Entry]:
@@ -169,7 +206,7 @@ def _files(summary: StructuredSummary) -> list[Entry]:
 def _error_block(error: ErrorEntry, decisive: str) -> str:
     at = f" at seq {error.seq}" if error.seq is not None else ""
     fix = f"fixed {error.fixed_by}" if error.fixed_by else "not fixed yet"
-    return _block(f"Error{at} — {error.what}; {fix}", decisive, len(decisive))
+    return block(f"Error{at} — {error.what}; {fix}", decisive, len(decisive))
 
 
 def _commands(summary: StructuredSummary) -> list[Entry]:
@@ -188,7 +225,9 @@ def _commands(summary: StructuredSummary) -> list[Entry]:
         lines = [line for line in error.decisive.splitlines() if line.strip()]
         whole = _error_block(error, error.decisive)
         compact = _error_block(error, lines[-1] if lines else "")
-        forms = (whole,) if compact == whole else (whole, compact)
+        # the last error keeps every decisive line (they are few: see `decisive_lines`); an
+        # older one may come down to its last line, or go
+        forms = (whole,) if compact == whole or n == last else (whole, compact)
         entries.append(Entry(forms, keep=n == last, rank=10**5 + n))
     return entries
 
@@ -205,7 +244,7 @@ def _state(summary: StructuredSummary, budget: int) -> list[Entry]:
         text, length = summary.state, _length(summary.state)
 
         def form(width: int) -> str:
-            return _block("The assistant's last message", shorten(text, length, width), length)
+            return block("The assistant's last message", shorten(text, length, width), length)
 
         entries.append(Entry(_forms(form, (max(600, budget * 2 // 5), 300)), rank=0))
     return entries
@@ -241,7 +280,7 @@ def _notes(summary: StructuredSummary, budget: int) -> list[Entry]:
     text, length, by = summary.notes or "", _length(summary.notes or ""), summary.notes_by
 
     def form(width: int) -> str:
-        return _block(f"Written by {by or 'a summarizer'}", shorten(text, length, width), length)
+        return block(f"Written by {by or 'a summarizer'}", shorten(text, length, width), length)
 
     return [Entry(_forms(form, (budget * 4, budget * 2, budget)), rank=0)]
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.fidelity import Run, as_json, replay, scripted, table
+import pytest
+
+from bench.fidelity import Run, Source, as_json, chosen, main, replay, scripted, table
 from bench.fidelity_measure import context_text, decisive_line, kept
+from bench.fidelity_real import BY_NAME, REAL, TRANSCRIPTS, missing, real_messages
 from bench.make_fixtures import main as make_fixtures
 from sessionstore import SessionStore
 from sessionstore.events import TextPart
@@ -108,3 +111,46 @@ def test_previews_are_sampled_and_counted_apart_from_compactions(tmp_path: Path)
     assert run.not_restorable == [] and run.chain_ok and run.failed_checks == []
     row = next(line for line in table([run]).splitlines() if "tool_blocks |" in line)
     assert row.split(" | ")[1:3] == [str(run.compactions), str(run.previews)]
+
+
+def test_a_real_pi_session_at_32k_keeps_every_first_sentence_and_the_last_errors_lines(
+    tmp_path: Path,
+) -> None:
+    """Replays pi's own recorded session (`../shared/transcripts`, outside the repository) at
+    32k: after every compaction, each request so far is in the context from its first
+    sentence on, and the last error with every one of its decisive lines."""
+    why = missing(BY_NAME["real-pi"], TRANSCRIPTS)
+    if why is not None:
+        pytest.skip(why)
+    with SessionStore(f"sqlite:///{tmp_path / 'pi.db'}") as store:
+        messages = real_messages(store, BY_NAME["real-pi"], TRANSCRIPTS, tmp_path)
+    source = Source("pi", messages)
+    with SessionStore(f"sqlite:///{tmp_path / 'pi-32k.db'}") as store:
+        run = replay(store, source, 32_000)
+    assert run.compactions >= 10 and run.failed_checks == []
+    for sample in run.samples:
+        assert sample.kept.lost_first_sentences == ()
+        assert sample.kept.requests == sample.kept.requests_total
+        if sample.kept.error is not None:
+            assert sample.kept.error and sample.kept.error_lines == 1.0
+    whole, total = run.whole_requests()
+    assert whole >= total - run.compactions  # at most the pasted log is shortened
+
+
+def test_real_sessions_absent_are_skipped_with_a_message_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    absent = tmp_path / "absent"
+    out = tmp_path / "out.json"
+    main(["--sessions", "real", "--transcripts", str(absent), "--out", str(out)])
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        *(
+            f"skipped {t.name}: {absent} is absent (the real transcripts are kept outside the "
+            "repository)"
+            for t in REAL
+        ),
+        "nothing to replay: every session asked for is absent",
+    ]
+    assert not out.exists()
+    assert chosen(["scripted", "real-pi"], absent, log=lambda _: None) == ["scripted"]

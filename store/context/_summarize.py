@@ -52,6 +52,7 @@ from sessionstore.projections import (
     merge,
     parse_summary,
     render_summary,
+    requests_tokens,
     summary_from_trail,
 )
 
@@ -81,11 +82,14 @@ class SummaryAnchors:
     `previous` is the text of the summary among them (the one compacting again merges into),
     or `None`; `trail` is the session's artifact trail up to the last event replaced, read
     from the log (originals, not what pruning left); `encoding` is the session's tiktoken
-    encoding, to count the summary as the session will."""
+    encoding, to count the summary as the session will; `usable` is the session's usable window
+    (its context window less the output reserve), `None` when unknown: the user's requests get
+    a share of it, so a larger window keeps more of them word for word."""
 
     previous: str | None
     trail: ArtifactTrail
     encoding: str = DEFAULT_ENCODING
+    usable: int | None = None
 
 
 class AttributedSummary(str):
@@ -270,7 +274,8 @@ class ExtractiveSummarizer:
     """The structured summary (`sessionstore.projections._summary`), built with no model: the user's
     requests in order, decisions and preferences in their words, files and what was done to
     each, commands and errors with their fixes, the current state and the next steps, merged
-    into the previous summary's sections and fitted to `target_tokens`.
+    into the previous summary's sections and fitted to `target_tokens`, the requests to a
+    budget of their own (a tenth of the anchors' `usable` window).
 
     With anchors, the sections come from the session's artifact trail (every event up to the
     compaction, originals included); without (called directly, or by code that passes only
@@ -288,7 +293,34 @@ class ExtractiveSummarizer:
     ) -> str:
         summary = structured_summary(messages, anchors)
         encoding = anchors.encoding if anchors is not None else DEFAULT_ENCODING
-        return render_summary(summary, target_tokens, lambda text: count(text, encoding))
+        usable = anchors.usable if anchors is not None else None
+
+        def counted(text: str) -> int:
+            return count(text, encoding)
+
+        replacing, carried = replaced(messages, anchors, counted)
+        return render_summary(
+            summary, target_tokens, counted, usable=usable, replacing=replacing, carried=carried
+        )
+
+
+def replaced(
+    messages: Sequence[LiveMessage], anchors: SummaryAnchors | None, count: Callable[[str], int]
+) -> tuple[int, int]:
+    """(the tokens a summary of `messages` replaces, the tokens the previous summary among
+    them gave the user's requests). The previous summary is the anchors' `previous` (the one
+    among `messages`, or one a caller gives apart from them), else the summaries among
+    `messages`; its tokens are counted from its text."""
+    tokens = sum(m.tokens for m in messages if not m.summary)
+    if anchors is not None:
+        previous = anchors.previous
+    else:
+        previous = "\n\n".join(_text(m) for m in messages if m.summary) or None
+    if previous is None:
+        return tokens, 0
+    parsed = parse_summary(previous)
+    carried = requests_tokens(parsed, count) if parsed is not None else 0
+    return tokens + count(previous), carried
 
 
 def structured_summary(

@@ -32,6 +32,7 @@ from sessionstore.context._summarize import (
     SummaryAnchors,
     _await,
     accepts_anchors,
+    replaced,
     structured_summary,
     summarizer_name,
 )
@@ -136,7 +137,12 @@ class ModelSummarizer:
 
         summary = structured_summary(messages, anchors)
         notes_tokens = max(64, int(target_tokens * NOTES_SHARE))
-        sections = render_summary(replace(summary, notes=None), target_tokens, counted)
+        usable = anchors.usable if anchors is not None else None
+        replacing, carried = replaced(messages, anchors, counted)
+        plain = replace(summary, notes=None)
+        sections = render_summary(
+            plain, target_tokens, counted, usable=usable, replacing=replacing, carried=carried
+        )
         prompt = PROMPT.format(
             previous=summary.notes or "(none: this is the first summary)",
             sections=sections,
@@ -151,7 +157,9 @@ class ModelSummarizer:
                 raise
             return self._fall_back(error, messages, target_tokens, anchors)
         with_notes = replace(summary, notes=notes, notes_by=self.author)
-        return render_summary(with_notes, target_tokens, counted)
+        return render_summary(
+            with_notes, target_tokens, counted, usable=usable, replacing=replacing, carried=carried
+        )
 
     def _ask(self, system: str, prompt: str, max_tokens: int) -> str:
         for attempt in range(self.attempts):

@@ -1178,6 +1178,7 @@ class Session:
             previous="\n\n".join(previous) if previous else None,
             trail=trail,
             encoding=self.header.encoding,
+            usable=_usable(self.header),
         )
 
     @_serialized

@@ -28,13 +28,8 @@ from sessionstore.projections._summary import (
     StructuredSummary,
     summary_from_trail,
 )
-from sessionstore.projections._summary_text import (
-    HEADINGS,
-    REQUEST_HEAD,
-    SHORT_REQUEST,
-    parse_summary,
-    render_summary,
-)
+from sessionstore.projections._summary_requests import REQUEST_HEAD, head
+from sessionstore.projections._summary_text import HEADINGS, parse_summary, render_summary
 from tests.projections.log import Log
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -160,18 +155,24 @@ def test_entries_that_hold_headings_and_block_headers_read_back_exactly() -> Non
 
 
 def long_request(n: int) -> str:
-    return f"request {n:03d}: " + " ".join(f"word{k}" for k in range(150)) + f" the end of {n}."
+    return (
+        f"request {n:03d}: speed up part {n}. "
+        + " ".join(f"word{k}" for k in range(150))
+        + f" the end of {n}."
+    )
 
 
-def test_compacting_again_merges_into_one_set_of_sections_and_shortens_the_oldest_requests() -> (
-    None
-):
+def compacted_three_times(usable: int | None) -> str:
+    """Twelve long requests, each with a read of 12 KB and an edit, compacted after every
+    fourth with a target of 1,200 tokens, in a session whose usable window is `usable`."""
     s = Session()
     text: str | None = None
     replaced_from = 0
+    source = "".join(f"def f{k}(x):\n    return x * {k}\n" for k in range(400))
     for round_ in range(3):
         for n in range(4):
             s.user(long_request(round_ * 4 + n))
+            s.tool("Read", {"file_path": f"/repo/f{round_}{n}.py"}, source)
             s.tool(
                 "Edit",
                 {"file_path": f"/repo/f{round_}{n}.py", "old_string": "a", "new_string": "b"},
@@ -179,19 +180,17 @@ def test_compacting_again_merges_into_one_set_of_sections_and_shortens_the_oldes
             )
             s.assistant(f"done {round_}.{n}")
         messages = s.messages()
-        anchors = SummaryAnchors(previous=text, trail=artifact_trail(s.log.events))
+        trail = artifact_trail(s.log.events)
+        anchors = SummaryAnchors(previous=text, trail=trail, usable=usable)
         messages = messages[replaced_from:]
         replaced_from += len(messages)
         text = ExtractiveSummarizer()(messages, 1_200, anchors=anchors)
     assert text is not None
-    assert text.count(SUMMARY_MARKER) == 1 and text.startswith(SUMMARY_MARKER + " Compaction 3,")
-    assert [line for line in text.splitlines() if line.startswith("## ")] == list(HEADINGS[:-1])
-    assert "Summary of conversation from" not in text
-    for n in range(12):
-        assert long_request(n)[:REQUEST_HEAD] in text
-        assert f"Request {n + 1}, seq" in text
-    # every request is kept; the oldest are shortened most, and keep their end too
-    shown = [
+    return text
+
+
+def shown_lengths(text: str) -> list[int]:
+    return [
         int((short or whole).replace(",", ""))
         for whole, short in re.findall(
             r"^Request \d+, seq \d+ \(([\d,]+) characters(?:, shortened to ([\d,]+))?\):$",
@@ -199,11 +198,32 @@ def test_compacting_again_merges_into_one_set_of_sections_and_shortens_the_oldes
             re.M,
         )
     ]
-    assert len(shown) == 12 and shown == sorted(shown) and shown[0] < shown[-1]
-    assert long_request(0)[-30:] in text
+
+
+def test_compacting_again_merges_into_one_set_of_sections_with_every_request_word_for_word() -> (
+    None
+):
+    text = compacted_three_times(usable=61_440)  # a 64k window: 6,144 tokens for the requests
+    assert text.count(SUMMARY_MARKER) == 1 and text.startswith(SUMMARY_MARKER + " Compaction 3,")
+    assert [line for line in text.splitlines() if line.startswith("## ")] == list(HEADINGS[:-1])
+    assert "Summary of conversation from" not in text
+    for n in range(12):
+        assert f"Request {n + 1}, seq" in text and f"\n{long_request(n)}\n" in text
+    assert shown_lengths(text) == [len(long_request(n)) for n in range(12)]
     for round_ in range(3):
         for n in range(4):
             assert f"- /repo/f{round_}{n}.py — modified" in text
+
+
+def test_requests_over_their_budget_are_shortened_alike_keeping_first_sentence_and_end() -> None:
+    text = compacted_three_times(usable=None)  # no window known: 1,200 tokens for the requests
+    for n in range(12):
+        request = long_request(n)
+        assert f"Request {n + 1}, seq" in text
+        assert f"\nrequest {n:03d}: speed up part {n}." in text and request[-30:] in text
+        assert request[:REQUEST_HEAD] in text and request not in text
+    shown = shown_lengths(text)
+    assert len(shown) == 12 and max(shown) - min(shown) <= 12  # not the oldest first
 
 
 def crowded_summary() -> StructuredSummary:
@@ -242,19 +262,20 @@ def test_a_tiny_budget_keeps_requests_changed_paths_and_the_last_error() -> None
 
 
 def test_sections_over_their_share_drop_their_oldest_entries_first() -> None:
-    text = render_summary(crowded_summary(), 1_500, tokens)
+    text = render_summary(crowded_summary(), 1_500, tokens, usable=4_096)
     shown = [int(n) for n in re.findall(r"make step(\d+) ", text)]
     assert shown == list(range(30 - len(shown), 30)) and 0 < len(shown) < 30
     assert f"({30 - len(shown)} older entries left out to fit" in text
     assert all(f"error: failure number {n}" in text for n in range(5))  # commands go first
-    assert tokens(text) <= 1_500
+    assert tokens(text) <= 1_500  # the requests at their share: an 8k window's
     read = [int(n) for n in re.findall(r"/repo/read(\d+)\.py", text)]
     assert read == list(range(20 - len(read), 20))
     decided = [int(n) for n in re.findall(r"always do thing (\d+)", text)]
     assert decided == list(range(20 - len(decided), 20)) and len(decided) < 20
-    for n in range(6):  # long: shortened to their beginning and end, the oldest most
+    for n in range(6):  # long: shortened alike, to their first sentence, more, and their end
         assert long_request(n)[:REQUEST_HEAD] in text and long_request(n)[-30:] in text
-    assert long_request(5)[:130] in text and long_request(0)[:130] not in text
+        assert long_request(n) not in text
+    assert len(set(shown_lengths(text))) == 1
 
 
 # a property: what must survive survives any run of compactions
@@ -318,13 +339,10 @@ def test_requests_changed_paths_and_the_last_error_survive_every_compaction(
             anchors = SummaryAnchors(previous=text, trail=artifact_trail(s.log.events))
             text = ExtractiveSummarizer()(messages, budget, anchors=anchors)
             assert text.count(SUMMARY_MARKER) == 1
-            for request in run.requests:
-                assert (
-                    request if len(request) <= SHORT_REQUEST else request[:REQUEST_HEAD]
-                ) in text
+            for request in run.requests:  # word for word, or from its first sentence
+                assert f"\n{request}\n" in f"{text}\n" or request[: head(request)] in text
             for path in run.changed:
                 assert f"- {path} — " in text
             if run.last_error is not None:
-                decisive = anchors.trail.errors[-1].decisive
-                assert [line for line in decisive.splitlines() if line.strip()][-1] in text
+                assert f"\n{anchors.trail.errors[-1].decisive}\n" in f"{text}\n"
                 assert run.last_error.strip() in text
