@@ -31,6 +31,7 @@ from sessionstore.events._canonical import (
     event_hash,
     format_timestamp,
     hashed_json,
+    utf8_size,
 )
 from sessionstore.events._chain import ChainLink, ChainReport, verify_chain
 from sessionstore.events._codec import (
@@ -221,6 +222,7 @@ __all__ = [
     "redacted",
     "redaction_placeholder",
     "split_bodies",
+    "utf8_size",
     "uuid7",
     "value_text",
     "verify_chain",

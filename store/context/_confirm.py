@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessionstore.context._policies import turn_starts
 from sessionstore.context._summarize import _await as await_result
 from sessionstore.context._summarize import _first_line as first_line
 from sessionstore.events import (
@@ -126,11 +127,6 @@ class CompactionRefused(SessionStoreError):
 
 
 # dropping the oldest turns
-
-
-def turn_starts(messages: Sequence[LiveMessage]) -> list[int]:
-    """Indexes of the messages that open a user turn (a user message that is no summary)."""
-    return [n for n, m in enumerate(messages) if m.role == "user" and not m.summary]
 
 
 def oldest_turns(messages: Sequence[LiveMessage], n: int) -> tuple[str, ...]:
