@@ -49,12 +49,11 @@ from sessionstore.context._tokens import (
     with_tokens,
 )
 from sessionstore.context._truncate import size_and_lines, truncate
-from sessionstore.context._window import CheckPoint, ContextCheck, SessionView, WindowKeeper
+from sessionstore.context._window import ContextCheck, SessionView, WindowKeeper
 
 __all__ = [
     "DEFAULT_ENCODING",
     "CallerLoop",
-    "CheckPoint",
     "CompactionPlan",
     "CompactionProposal",
     "CompactionRefused",

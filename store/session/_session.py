@@ -20,7 +20,6 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, get_args
 from pydantic import JsonValue, ValidationError
 
 from sessionstore.context import (
-    CheckPoint,
     CompactionProposal,
     Confirm,
     ContextCheck,
@@ -497,6 +496,7 @@ class Session:
         self._catch_up()
         return self._window.measure()
 
+    @_serialized
     def before_llm_call(
         self, summarizer: Summarizer | None = None, *, confirm: Confirm | None = None
     ) -> ContextCheck:
@@ -509,22 +509,18 @@ class Session:
         which comes first, is not asked about."""
         check.summarizer_or_none(summarizer)
         check.confirm_or_none(confirm)
-        return self._keep_in_window("before_llm_call", summarizer, confirm)
+        self._catch_up()
+        return self._window.keep_in_window("before_llm_call", summarizer, confirm)
 
+    @_serialized
     def after_tool_result(
         self, summarizer: Summarizer | None = None, *, confirm: Confirm | None = None
     ) -> ContextCheck:
         """Call after appending tool results: the same check, recorded as `after_tool`."""
         check.summarizer_or_none(summarizer)
         check.confirm_or_none(confirm)
-        return self._keep_in_window("after_tool", summarizer, confirm)
-
-    @_serialized
-    def _keep_in_window(
-        self, point: CheckPoint, summarizer: Summarizer | None, confirm: Confirm | None
-    ) -> ContextCheck:
         self._catch_up()
-        return self._window.keep_in_window(point, summarizer, confirm)
+        return self._window.keep_in_window("after_tool", summarizer, confirm)
 
     @_serialized
     def propose_compaction(

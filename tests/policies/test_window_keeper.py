@@ -14,7 +14,6 @@ from sessionstore.context import (
     CompactionProposal,
     ContextCheck,
     SessionView,
-    Summarizer,
     WindowKeeper,
 )
 from sessionstore.events import (
@@ -61,7 +60,8 @@ class InMemorySession:
         self.log = log
         self.fold = fold_events(log.events)
         self.config = config
-        self.summarizer: Summarizer = StubSummarizer()
+        self.summarizer = StubSummarizer()
+        """The session's own: a check that names none, and `propose_compaction`, use it."""
         self.keeper = WindowKeeper(
             SessionView(
                 fold=lambda: self.fold,
@@ -149,7 +149,7 @@ def test_a_check_prunes_through_the_append_callable_and_stops_when_that_is_enoug
     assert check.compactions == ()
     assert check.note == "pruning was enough"
     assert check.acted and not check.over_window
-    assert session.summarizer.calls == []  # type: ignore[union-attr]
+    assert session.summarizer.calls == []
 
 
 def test_a_context_within_the_window_is_left_alone() -> None:
@@ -175,7 +175,7 @@ def test_a_huge_output_of_the_current_step_leaves_the_context_over_the_window() 
     assert summarizer.calls == [("u1", "a1", "t1", "a2", "t2")]
     assert check.skipped == ((22, 24),)
     assert check.pruned is None and check.compactions == ()
-    assert check.after.tokens == 1227 > check.after.usable == 1000
+    assert (check.after.tokens, check.after.usable) == (1227, 1000)
     assert check.over_window
     assert check.note == (
         "still overflowing: every summary saved less than 20% of what it would replace; "
@@ -192,7 +192,7 @@ def test_a_check_compacts_by_the_stub_summarizer_when_pruning_is_not_enough() ->
 
     # keep_recent_turns=2 and 150 tokens: the cut is before u3, so u1..a2 are summarized
     assert summarizer.calls == [("u1", "a1", "u2", "a2")]
-    assert session.summarizer.calls == []  # type: ignore[union-attr]  # the call's, not the session's
+    assert session.summarizer.calls == []  # the call's, not the session's
     (event,) = check.compactions
     compacted = event.payload
     assert isinstance(compacted, ContextCompacted)
@@ -239,7 +239,7 @@ def test_a_proposal_is_applied_exactly_while_the_session_has_not_moved() -> None
 
     proposal = session.keeper.propose_compaction(keep_turns=1, keep_tokens=0)
 
-    assert session.summarizer.calls == [("u1", "a1", "t1", "u2", "a2", "t2")]  # type: ignore[union-attr]
+    assert session.summarizer.calls == [("u1", "a1", "t1", "u2", "a2", "t2")]
     assert len(session.log.events) == 10  # proposing appends nothing
     summary_tokens = words(f"{SUMMARY_MARKER}\nread a.py three times")
     assert (proposal.version, proposal.leaving_tokens, proposal.summary_tokens) == (
