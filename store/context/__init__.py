@@ -49,7 +49,7 @@ from sessionstore.context._tokens import (
     with_tokens,
 )
 from sessionstore.context._truncate import size_and_lines, truncate
-from sessionstore.context._window import ContextCheck, SessionView, WindowKeeper
+from sessionstore.context._window import ContextCheck, SessionView, WindowKeeper, WindowMemory
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -68,6 +68,7 @@ __all__ = [
     "Summarizer",
     "SummaryAnchors",
     "WindowKeeper",
+    "WindowMemory",
     "accepts_anchors",
     "attempt_limits",
     "confirmed",

@@ -9,9 +9,10 @@ force. It opens no store and imports no session, so `Session` drives it, and a t
 with a fold in memory and a list for a log, alike.
 
 The caller checks its own arguments and brings the fold up to date before each call (a
-`Session` folds in what other writers appended); the keeper keeps what one check leaves for the
-next: a compaction that failed to get under the limit (a cooldown), and the artifact trail up to
-the last compaction (what a summarizer that takes anchors is shown).
+`Session` folds in what other writers appended), and holds the keeper's `WindowMemory`: what
+one check leaves for the next, a compaction that failed to get under the limit (a cooldown)
+and the artifact trail up to the last compaction (what a summarizer that takes anchors is
+shown).
 """
 
 from __future__ import annotations
@@ -137,17 +138,28 @@ class SessionView:
     is always its."""
 
 
+@dataclass(slots=True)
+class WindowMemory:
+    """What one check leaves for the next on the same session, kept by the session's handle
+    (a keeper may be made for each call)."""
+
+    fruitless: tuple[int, int] | None = None
+    """(seq, tokens) after the last check whose compactions left the context overflowing:
+    the next checks rest until it grows or `cooldown_events` pass."""
+    trail: ArtifactFold | None = None
+    """The artifact trail up to the last compaction's replaced events, folded on from there
+    for the next one (summarizers that take anchors)."""
+
+
 class WindowKeeper:
     """Context management for one session, through its `SessionView`: the automatic checks
     (prune, a strategy's drop, then compaction), manual compaction as a proposal that is
-    applied or refused, and the other ways out of a refused one."""
+    applied or refused, and the other ways out of a refused one. `memory` is what its checks
+    keep for the next (a fresh one when not given)."""
 
-    def __init__(self, view: SessionView) -> None:
+    def __init__(self, view: SessionView, memory: WindowMemory | None = None) -> None:
         self._view = view
-        self._fruitless: tuple[int, int] | None = None  # (seq, tokens) of a check that failed
-        self._trail: ArtifactFold | None = None
-        """The artifact trail up to the last compaction's replaced events, folded on from there
-        for the next one (summarizers that take anchors)."""
+        self._memory = memory if memory is not None else WindowMemory()
 
     def measure(self) -> Measure:
         """How full the context is against its overflow limit, changing nothing."""
@@ -282,7 +294,7 @@ class WindowKeeper:
                         note = f"compacted in {attempt + 1} attempt(s)"
                         break
                 if now.overflowing and declined is None:
-                    self._fruitless = (view.fold().seq, now.tokens)
+                    self._memory.fruitless = (view.fold().seq, now.tokens)
                     if skipped and not compactions:
                         note = (
                             "still overflowing: every summary saved less than "
@@ -424,9 +436,9 @@ class WindowKeeper:
         last = fold.last_compaction
         if cooling_down(fold, config, now) and (last is None or last[0] <= start):
             return True
-        if self._fruitless is None:
+        if self._memory.fruitless is None:
             return False
-        seq, tokens = self._fruitless
+        seq, tokens = self._memory.fruitless
         return fold.seq - seq < config.cooldown_events and now.tokens <= tokens
 
     def _compaction(
@@ -460,10 +472,10 @@ class WindowKeeper:
         events since."""
         current = self._view.fold()
         assert current.header is not None
-        fold = self._trail if self._trail is not None else ArtifactFold()
+        fold = self._memory.trail if self._memory.trail is not None else ArtifactFold()
         for event in self._view.read(fold.seq + 1, current.seq):
             fold.apply(event)
-        self._trail = fold
+        self._memory.trail = fold
         trail = fold.trail()
         previous = [
             "".join(p.text for p in m.parts if isinstance(p, TextPart))

@@ -29,6 +29,7 @@ from sessionstore.context import (
     SessionView,
     Summarizer,
     WindowKeeper,
+    WindowMemory,
     count,
     shortened_user_text,
     truncated_result,
@@ -123,20 +124,31 @@ class Session:
         self._config: tuple[SessionStarted, CompressionConfig] | None = None
         self._stale = False  # the fold missed events that are stored: reload before use
         self._config_warned = False
-        self._window = WindowKeeper(
-            SessionView(
-                fold=lambda: self._fold,
-                live=self.context,
-                append=self.append_events,
-                read=lambda first, last: self._log.read(self.id, first, last),
-                clock=log.now,
-                count=self._count,
-                config=lambda: self.config,
-                summarizer=lambda: self.summarizer,
-            )
+        self._window_memory = WindowMemory()
+        """What context management keeps from one check of this handle to the next."""
+
+    @property
+    def _window(self) -> WindowKeeper:
+        """Context management on this handle: its checks and compactions. Made for each call,
+        as `_edits` is: kept here, it would hold the handle through its view, and a handle its
+        caller dropped would wait for the cyclic collector, fold and all, instead of being
+        freed at once."""
+        view = SessionView(
+            fold=lambda: self._fold,
+            live=self.context,
+            append=self.append_events,
+            read=lambda first, last: self._log.read(self.id, first, last),
+            clock=self._log.now,
+            count=self._count,
+            config=lambda: self.config,
+            summarizer=lambda: self.summarizer,
         )
-        """Context management: every check and compaction of this handle is its."""
-        self._edits = ContextEdits(log, lambda: self._fold, self._catch_up, self.append_events)
+        return WindowKeeper(view, self._window_memory)
+
+    @property
+    def _edits(self) -> ContextEdits:
+        """The caller's own edits of what the context shows (see `_window`)."""
+        return ContextEdits(self._log, lambda: self._fold, self._catch_up, self.append_events)
 
     def __repr__(self) -> str:
         return f"<Session {self.id} at version {self.version}>"

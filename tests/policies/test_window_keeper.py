@@ -15,6 +15,7 @@ from sessionstore.context import (
     ContextCheck,
     SessionView,
     WindowKeeper,
+    WindowMemory,
 )
 from sessionstore.events import (
     CompactionError,
@@ -62,18 +63,18 @@ class InMemorySession:
         self.config = config
         self.summarizer = StubSummarizer()
         """The session's own: a check that names none, and `propose_compaction`, use it."""
-        self.keeper = WindowKeeper(
-            SessionView(
-                fold=lambda: self.fold,
-                live=lambda: context_of(self.fold),
-                append=self.append,
-                read=lambda first, last: self.log.events[first - 1 : last],
-                clock=lambda: NOW,
-                count=words,
-                config=lambda: self.config,
-                summarizer=lambda: self.summarizer,
-            )
+        self.memory = WindowMemory()
+        self.view = SessionView(
+            fold=lambda: self.fold,
+            live=lambda: context_of(self.fold),
+            append=self.append,
+            read=lambda first, last: self.log.events[first - 1 : last],
+            clock=lambda: NOW,
+            count=words,
+            config=lambda: self.config,
+            summarizer=lambda: self.summarizer,
         )
+        self.keeper = WindowKeeper(self.view, self.memory)
 
     def append(self, payloads: Sequence[Payload]) -> list[RecordedEvent]:
         recorded = [self.log.add(payload) for payload in payloads]
@@ -182,6 +183,16 @@ def test_a_huge_output_of_the_current_step_leaves_the_context_over_the_window() 
         "cooling down"
     )
     assert len(session.log.events) == 8  # nothing appended
+
+    # the next check, by a keeper made anew on the same memory, rests: nothing has grown
+    again = WindowKeeper(session.view, session.memory).keep_in_window("after_tool", summarizer)
+
+    assert len(summarizer.calls) == 1
+    assert again.note == "still overflowing: compaction could not shrink it further; cooling down"
+    assert again.over_window
+    # a fresh memory knows of no failed check: it tries, and fails, again
+    WindowKeeper(session.view).keep_in_window("after_tool", summarizer)
+    assert len(summarizer.calls) == 2
 
 
 def test_a_check_compacts_by_the_stub_summarizer_when_pruning_is_not_enough() -> None:
