@@ -5,6 +5,12 @@ through the store with that version as `expected_version`, so two handles on one
 never interleave silently: the one that is behind gets `ConcurrencyError` and can `refresh()`
 and decide again. Reads (`context()`, `timeline()`) first fold in whatever other writers
 appended, so they always show the session as it is.
+
+The handle checks every argument and keeps the fold; the decisions are made elsewhere, each
+behind a narrow interface: the window (checks, compaction, pruning) by
+`sessionstore.context.WindowKeeper`, the caller's edits of what the context shows (restore,
+redact, revert, undo, pin, pop, clear) by `ContextEdits`, the cuts a part gets at append by
+`sessionstore.context`.
 """
 
 from __future__ import annotations
