@@ -45,7 +45,7 @@ LETTERS = bytes(ord(string.ascii_lowercase[n % 26]) for n in range(256))
 
 STAGES = [
     ("size check", "sessionstore.session._session", "check_text_size"),
-    ("cut by bytes", "sessionstore.session._session", "truncate"),
+    ("cut by bytes", "sessionstore.context._at_append", "truncate"),
     ("encode", "sessionstore.log._append", "encode_event"),
     ("check text", "sessionstore.events._bodies", "check_text"),
     ("sha256", "sessionstore.events._bodies", "digest_of"),

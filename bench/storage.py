@@ -1,4 +1,4 @@
-"""The storage rows of issue 15, interleaved: `python -m bench.storage [--quick] [--out PATH]
+"""The storage rows, interleaved: `python -m bench.storage [--quick] [--out PATH]
 [--dir DIR] [--pg-url URL | --no-pg] [--repeats N] [--profile]`. `python -m bench` runs the same
 rows after its own table (unless `--only` names stores without `storage`).
 
@@ -6,8 +6,8 @@ Why a second table: the main comparison runs one store after another, so on this
 2-core machine drift of 30-50% lands between its columns. These rows put sessionstore beside
 the fastest peer of that table (the OpenAI Agents SDK's `SQLiteSession`), in one process,
 alternating in batches (appends) or rounds (reads), and beside raw baselines: the same rows
-read with plain `sqlite3` + `json.loads`, or inserted with plain psycopg. Issue 15 sets its
-targets against those; the table shows each next to the ratios.
+read with plain `sqlite3` + `json.loads`, or inserted with plain psycopg. The storage
+targets are set against those; the table shows each next to the ratios.
 
 What each row measures and how (details in the modules that run them):
 - `bench.storage_sqlite`: append median and p95 per call at equal durability (WAL,

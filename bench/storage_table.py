@@ -1,7 +1,7 @@
 """The rows of `bench.storage` and their table: one line per measure, sessionstore beside the
 fastest peer (the Agents SDK's `SQLiteSession`) and beside a raw baseline (the same rows read
 with plain `sqlite3` and `json.loads`, or inserted with plain psycopg), each with its ratio and
-the target issue 15 sets for it.
+the storage target set for it.
 
 Its columns differ from the main table of `python -m bench` (one column per store): a raw
 baseline is not a store, and the interleaved rows have one peer only. `python -m bench` prints

@@ -31,6 +31,7 @@ from sessionstore.events._canonical import (
     event_hash,
     format_timestamp,
     hashed_json,
+    utf8_size,
 )
 from sessionstore.events._chain import ChainLink, ChainReport, verify_chain
 from sessionstore.events._codec import (
@@ -222,6 +223,7 @@ __all__ = [
     "redaction_placeholder",
     "seeded_ids",
     "split_bodies",
+    "utf8_size",
     "uuid7",
     "value_text",
     "verify_chain",

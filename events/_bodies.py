@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sessionstore.events._canonical import canonical_json, check_text
+from sessionstore.events._canonical import canonical_json, check_text, utf8_size
 
 REFERENCE_KEY = "sha256"
 REFERENCE_HINT = f'"{REFERENCE_KEY}":'
@@ -79,7 +79,7 @@ class Body:
 
     @property
     def size(self) -> int:
-        return len(self.text) if self.text.isascii() else len(self.text.encode("utf-8"))
+        return utf8_size(self.text)
 
 
 def digest_of(text: str) -> str:

@@ -118,6 +118,22 @@ def check_text(text: str, path: str) -> None:
         ) from None
 
 
+_SLICE = 1 << 20
+"""Characters of non-ASCII text encoded at a time when measuring it: bounds the copy."""
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 bytes of `text` (a lone surrogate counts its 3): free when it is ASCII, and
+    encoded a slice at a time otherwise, so measuring a 100 MB text never copies it whole.
+    What a size limit is checked against and what a truncation says it cut are counted so."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        len(text[start : start + _SLICE].encode("utf-8", "surrogatepass"))
+        for start in range(0, len(text), _SLICE)
+    )
+
+
 def canonical_json(value: Any) -> bytes:
     """The canonical UTF-8 bytes of a JSON value, checked with `check_json_value` first and
     with `-0.0` written as `0.0`: what an append stores and hashes."""

@@ -132,7 +132,8 @@ DEFAULT_SELECTIVE = (
     SelectiveRule(kind="summaries", action="never", priority=80),
     SelectiveRule(kind="system", action="never", priority=100),
 )
-"""Issue 19's order (after neovate-code's selective stage): what is cheapest to lose first."""
+"""The default order, after neovate-code's selective stage: what is cheapest to lose goes first
+(tool results are cut, system prompts never leave)."""
 
 
 class CompressionConfig(ArgumentModel):

@@ -2,7 +2,8 @@
 
 Principle: an event records what the model was shown, not a recipe to recompute it, so replay
 gives the same context whatever version of the code replays it. Each model states the
-`schema_version` it writes; older stored versions are upgraded on read (`events._upcasting`).
+`schema_version` it writes; older stored versions are upgraded on read (`UPCASTERS`, in
+`events._codec`).
 
 Truncation is not an event of its own: a `ToolResultPart` carries its `truncation` (the exact
 text shown and the limits used) next to the full `output`, so the cut is recorded atomically

@@ -14,7 +14,7 @@ Handed to a thread, an INSERT + COMMIT costs about half what it costs through ai
 which hands every statement to its own thread and back; an append is five or six statements
 (BEGIN IMMEDIATE, head, event, bodies, COMMIT) and hops once. A whole awaited append costs
 about what one bare INSERT + COMMIT costs through aiosqlite, and the core stays one code path.
-(DESIGN.md's 1.09 ms for aiosqlite was not reproduced here: 0.19-0.36 ms.)
+(An earlier estimate of 1.09 ms for aiosqlite was not reproduced here: 0.19-0.36 ms.)
 """
 
 from __future__ import annotations

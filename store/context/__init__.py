@@ -2,11 +2,13 @@
 
 Pure policies (measure, plan a prune, plan a compaction), the strategies that pick what to
 shrink, truncation of one output, token counting with offline tiktoken, summarizers, the
-confirmation hook for a proposed compaction, observability of each decision, and the context
-manager that applies them to a session through a narrow interface (the fold, an append, the
-clock, token counting).
+confirmation hook for a proposed compaction, observability of each decision, the cuts a part
+gets when it is appended, and `WindowKeeper`, which applies them to a session through a narrow
+interface (`SessionView`: the fold, an append, the clock, token counting, the settings and the
+summarizer).
 """
 
+from sessionstore.context._at_append import shortened_user_text, truncated_result
 from sessionstore.context._confirm import (
     CompactionProposal,
     CompactionRefused,
@@ -47,6 +49,7 @@ from sessionstore.context._tokens import (
     with_tokens,
 )
 from sessionstore.context._truncate import size_and_lines, truncate
+from sessionstore.context._window import ContextCheck, SessionView, WindowKeeper, WindowMemory
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -55,13 +58,17 @@ __all__ = [
     "CompactionProposal",
     "CompactionRefused",
     "Confirm",
+    "ContextCheck",
     "ExtractiveSummarizer",
     "Measure",
     "ModelSummarizer",
     "OpenAIChatSummarizer",
     "PrunePlan",
+    "SessionView",
     "Summarizer",
     "SummaryAnchors",
+    "WindowKeeper",
+    "WindowMemory",
     "accepts_anchors",
     "attempt_limits",
     "confirmed",
@@ -80,9 +87,11 @@ __all__ = [
     "proposal_of",
     "run_summarizer",
     "saves_enough",
+    "shortened_user_text",
     "size_and_lines",
     "strategy_of",
     "truncate",
+    "truncated_result",
     "turns_to_drop",
     "with_tokens",
 ]

@@ -12,13 +12,12 @@ Pure: the plans here read live messages and return ids; the `Session` appends.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionstore.context._summarize import _await as await_result
-from sessionstore.context._summarize import _first_line as first_line
+from sessionstore.context._policies import turn_starts
+from sessionstore.context._summarize import called_back
 from sessionstore.events import (
     CompactionError,
     CompactionReason,
@@ -92,14 +91,7 @@ def confirmed(confirm: Confirm, proposal: CompactionProposal) -> bool:
     yes that compacts a session the user meant to keep. A callback that raises, or answers
     something else, fails the compaction as a failing summarizer does: `CompactionError`,
     nothing appended for it (the check's `CompactionError.check` says what it did before)."""
-    try:
-        answer: object = confirm(proposal)
-        if inspect.isawaitable(answer):
-            answer = await_result(answer)
-    except Exception as exc:
-        raise CompactionError(
-            f"the confirm callback failed: {type(exc).__name__}: {first_line(exc)}"
-        ) from exc
+    answer = called_back("the confirm callback", lambda: confirm(proposal))
     if not isinstance(answer, bool):
         raise CompactionError(f"confirm must return True or False, got {described(answer)}")
     return answer
@@ -126,11 +118,6 @@ class CompactionRefused(SessionStoreError):
 
 
 # dropping the oldest turns
-
-
-def turn_starts(messages: Sequence[LiveMessage]) -> list[int]:
-    """Indexes of the messages that open a user turn (a user message that is no summary)."""
-    return [n for n, m in enumerate(messages) if m.role == "user" and not m.summary]
 
 
 def oldest_turns(messages: Sequence[LiveMessage], n: int) -> tuple[str, ...]:

@@ -49,7 +49,7 @@ class Measure:
 def measure(fold: ContextFold, config: CompressionConfig) -> Measure:
     header = fold.header
     assert header is not None
-    usable = _usable(header)
+    usable = usable_window(header)
     if fold.usage_base is not None:
         reported, counted_then = fold.usage_base
         tokens, source = reported + fold.tokens - counted_then, "usage"
@@ -59,7 +59,8 @@ def measure(fold: ContextFold, config: CompressionConfig) -> Measure:
     return Measure(tokens, source, limit, usable)  # type: ignore[arg-type]
 
 
-def _usable(header: SessionStarted) -> int | None:
+def usable_window(header: SessionStarted) -> int | None:
+    """The usable window: the context window minus the output reserve (`None` if unknown)."""
     if header.context_window is None:
         return None
     return max(header.context_window - header.output_reserve, 0)
@@ -175,7 +176,7 @@ def plan_prune(
 def _old_reasoning(messages: Sequence[LiveMessage]) -> list[ReasoningPart]:
     """Reasoning parts of assistant messages before the current tool loop, oldest first."""
     loop = next(
-        (n for n in range(len(messages) - 1, -1, -1) if _is_turn_start(messages[n])),
+        (n for n in range(len(messages) - 1, -1, -1) if starts_turn(messages[n])),
         len(messages),
     )
     newest = next(
@@ -190,8 +191,15 @@ def _old_reasoning(messages: Sequence[LiveMessage]) -> list[ReasoningPart]:
     ]
 
 
-def _is_turn_start(message: LiveMessage) -> bool:
+def starts_turn(message: LiveMessage) -> bool:
+    """Whether `message` opens a user turn: a user message that is not a compaction summary
+    (a summary stands for turns, it does not start one)."""
     return message.role == "user" and not message.summary
+
+
+def turn_starts(messages: Sequence[LiveMessage]) -> list[int]:
+    """Indexes of the messages that open a user turn (`starts_turn`)."""
+    return [n for n, message in enumerate(messages) if starts_turn(message)]
 
 
 def _old_outputs(
@@ -204,7 +212,7 @@ def _old_outputs(
     seen = 0
     candidates: list[LiveToolResult] = []
     for message in reversed(messages):
-        if _is_turn_start(message):
+        if starts_turn(message):
             turns += 1
         if turns < config.protect_turns:
             continue
@@ -231,7 +239,7 @@ def _latest_batch(messages: Sequence[LiveMessage]) -> set[str]:
     """Call ids of the newest assistant message that calls tools, unless the user spoke
     since: its results are the step the current turn is on, kept whatever their number."""
     for message in reversed(messages):
-        if _is_turn_start(message):
+        if starts_turn(message):
             return set()
         calls = {p.call_id for p in message.parts if isinstance(p, ToolCallPart)}
         if message.role == "assistant" and calls:
@@ -264,10 +272,10 @@ def plan_compaction(
     cuts = _possible_cuts(messages)
     if not cuts:
         return None
-    turn_starts = [n for n, m in enumerate(messages) if m.role == "user" and not m.summary]
+    starts = turn_starts(messages)
     wanted = len(messages)
-    if keep_turns and turn_starts:
-        wanted = turn_starts[-keep_turns] if len(turn_starts) >= keep_turns else 0
+    if keep_turns and starts:
+        wanted = starts[-keep_turns] if len(starts) >= keep_turns else 0
     eligible = [c for c in cuts if c <= wanted]
     if not eligible:
         return None  # fewer turns than keep_turns: everything is kept

@@ -36,9 +36,9 @@ from datetime import UTC, datetime
 
 from sessionstore.context._policies import (
     CompactionPlan,
-    _is_turn_start,
     _possible_cuts,
     plan_prune,
+    starts_turn,
 )
 from sessionstore.events import (
     CompactionReason,
@@ -86,7 +86,7 @@ def thinking_protected(messages: Sequence[LiveMessage]) -> frozenset[str]:
     that carry thinking, and of that request: no strategy removes or cuts them. The request
     goes with them because it marks where the loop starts: without it, every message would
     look older than the loop, and a prune would clear the loop's thinking."""
-    start = next((n for n in range(len(messages) - 1, -1, -1) if _is_turn_start(messages[n])), None)
+    start = next((n for n in range(len(messages) - 1, -1, -1) if starts_turn(messages[n])), None)
     thinking = {
         m.id
         for m in messages[start or 0 :]
@@ -219,7 +219,7 @@ def plan_importance(
     """Drop movable blocks lowest score first (the older on a tie) until `needed` tokens are
     freed (all movable ones when `needed` is `None` would be too much: then nothing).
     `None` when nothing is needed or nothing can leave."""
-    del config  # the weights are fixed in this edition (see `score`)
+    del config  # the weights are fixed, not configurable (see `score`)
     if needed is None or needed <= 0:
         return None
     split = blocks(messages)
@@ -442,7 +442,7 @@ def plan_key_events(
     """The movable blocks that carry no key event (`key_of`) leave, oldest first, until
     `needed` tokens are freed; the session summarizes them where they were (`drop_event`
     with a summary). `None` when nothing is needed or every movable block is key."""
-    del config  # what is key is fixed in this edition (see `key_of`)
+    del config  # what is key is fixed, not configurable (see `key_of`)
     if needed is None or needed <= 0:
         return None
     split = blocks(messages)

@@ -159,19 +159,15 @@ def run_summarizer(
     the summarizer fails, returns something that is not text (or an awaitable of text),
     returns blank text, or text that cannot be stored."""
     name = summarizer_name(summarizer)
-    try:
-        call: Callable[..., object] = summarizer
-        result: object = (
+    call: Callable[..., object] = summarizer
+    result = called_back(
+        f"the summarizer {name}",
+        lambda: (
             call(messages, target_tokens)
             if anchors is None
             else call(messages, target_tokens, anchors=anchors)
-        )
-        if inspect.isawaitable(result):
-            result = _await(result)
-    except Exception as exc:
-        raise CompactionError(
-            f"the summarizer {name} failed: {type(exc).__name__}: {_first_line(exc)}"
-        ) from exc
+        ),
+    )
     if not isinstance(result, str):
         raise CompactionError(f"the summarizer {name} returned {described(result)}, not text")
     if isinstance(result, AttributedSummary):
@@ -185,6 +181,19 @@ def run_summarizer(
         message = f"the summarizer {name} returned text that cannot be stored: {exc}"
         raise CompactionError(message) from None
     return text, name
+
+
+def called_back(who: str, call: Callable[[], object]) -> object:
+    """What a caller's callback (a summarizer, a confirm) returns, awaited when it is an
+    awaitable (on the caller's loop: see `CallerLoop`). `CompactionError` naming `who` and
+    the error when it raises: the compaction fails, and nothing of it is appended."""
+    try:
+        result = call()
+        if inspect.isawaitable(result):
+            result = _await(result)
+    except Exception as exc:
+        raise CompactionError(f"{who} failed: {type(exc).__name__}: {_first_line(exc)}") from exc
+    return result
 
 
 def _first_line(exc: BaseException) -> str:

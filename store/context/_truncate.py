@@ -11,7 +11,7 @@ then shown whole.
 
 from __future__ import annotations
 
-from sessionstore.events import Direction, Truncation
+from sessionstore.events import Direction, Truncation, utf8_size
 
 
 def truncate(
@@ -102,11 +102,6 @@ def truncated_view(
         omitted_lines=omitted_lines,
         omitted_bytes=omitted_bytes,
     )
-
-
-def utf8_size(text: str) -> int:
-    """The UTF-8 bytes of `text` (a lone surrogate counts its 3), for free when it is ASCII."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _first_lines(text: str, max_lines: int, max_bytes: int, *, reverse: bool) -> list[str]:

@@ -74,7 +74,7 @@ except ImportError as exc:  # the framework is an extra
     ) from exc
 
 from sessionstore.aio import AsyncSessionStore
-from sessionstore.context import DEFAULT_ENCODING, load_encoding, truncate, with_tokens
+from sessionstore.context import DEFAULT_ENCODING, load_encoding, truncated_result, with_tokens
 from sessionstore.events import (
     ANTHROPIC,
     CompressionConfig,
@@ -99,7 +99,6 @@ from sessionstore.events import (
     ToolCallPart,
     ToolResultPart,
     UnknownSession,
-    new_id,
 )
 from sessionstore.integrations._sessions import async_face
 from sessionstore.providers import anthropic_message
@@ -586,31 +585,20 @@ class _Batch:
             }
             if number == 0:
                 kept["entry"] = wrapper
-            name = self.calls.get(call_id)
-            max_lines, max_bytes, direction = self.config.limits_for(name)
-            part_id = new_id()
             try:
-                cut = truncate(
+                part = truncated_result(
+                    self.config,
+                    call_id,
+                    self.calls.get(call_id),
                     text,
-                    max_lines=max_lines,
-                    max_bytes=max_bytes,
-                    direction=direction,
-                    part_id=part_id,
+                    is_error=block.get("is_error") is True,
+                    blocks=shown,
+                    native=Native(api=CLAUDE_CODE, value=kept),
                 )
             except UnicodeEncodeError:
                 raise InvalidArgument(
                     f"the output of tool_result {call_id[:40]!r} is not valid UTF-8"
                 ) from None
-            part = ToolResultPart(
-                id=part_id,
-                call_id=call_id,
-                name=name,
-                output=text,
-                is_error=block.get("is_error") is True,
-                truncation=cut,
-                blocks=shown,
-                native=Native(api=CLAUDE_CODE, value=kept),
-            )
             parts.append(with_tokens(part, self.encoding))
         return Message(role="tool", parts=tuple(parts))
 

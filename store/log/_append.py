@@ -42,6 +42,7 @@ from sessionstore.events import (
     canonical_json,
     event_hash,
     split_bodies,
+    utf8_size,
 )
 from sessionstore.log._bodies import decode_stored, pack_all
 from sessionstore.log._redact import redacted_title
@@ -125,10 +126,6 @@ def encode_event(event: NewEvent, max_payload_bytes: int) -> Encoded:
     return Encoded(event, skeleton, payload_json, tuple(bodies))
 
 
-_SLICE = 1 << 20
-"""Characters of non-ASCII text encoded at a time when measuring it: bounds the copy."""
-
-
 def check_text_size(values: Iterable[object], max_payload_bytes: int, event_type: str) -> None:
     """`PayloadTooLarge` when the text inside `values` (strings, in models, mappings, lists)
     is over the limit by itself, measured before anything counts its tokens, truncates it or
@@ -143,7 +140,7 @@ def check_text_size(values: Iterable[object], max_payload_bytes: int, event_type
     texts = _texts_in(values)
     if 4 * sum(map(len, texts)) <= max_payload_bytes:
         return
-    size = sum(map(_utf8_size, texts))
+    size = sum(map(utf8_size, texts))
     if size > max_payload_bytes:
         raise PayloadTooLarge(size, max_payload_bytes, event_type)
 
@@ -183,15 +180,6 @@ def _texts_in(values: Iterable[object]) -> list[str]:
 _SCALARS = frozenset({type(None), bool, int, float})
 _EXCLUDED: dict[type, frozenset[str]] = {}
 """Per model class, the fields pydantic does not dump (`Field(exclude=True)`)."""
-
-
-def _utf8_size(text: str) -> int:
-    if text.isascii():
-        return len(text)
-    return sum(
-        len(text[start : start + _SLICE].encode("utf-8", "surrogatepass"))
-        for start in range(0, len(text), _SLICE)
-    )
 
 
 def append(

@@ -7,8 +7,9 @@ results, state, what to restore) turn a caller's arguments into events or refuse
 any I/O.
 """
 
+from sessionstore.context import ContextCheck
 from sessionstore.session._arguments import LABEL_LENGTH, SQL_INT_MAX
-from sessionstore.session._session import ContextCheck, Session, ToolCall
+from sessionstore.session._session import Session, ToolCall
 from sessionstore.session._store import (
     DEFAULT_MAX_PAYLOAD_BYTES,
     DEFAULT_SNAPSHOT_EVERY,

@@ -9,10 +9,11 @@ from deep inside (pydantic, the driver, tiktoken) or, worse, is stored.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from typing import TypeVar
 
-from sessionstore.events import InvalidArgument, check_text, described
+from sessionstore.context import CompactionProposal
+from sessionstore.events import InvalidArgument, brief, check_text, described
 
 T = TypeVar("T")
 
@@ -92,6 +93,41 @@ def summarizer_or_none(value: T | None) -> T | None:
     if value is not None and not callable(value):
         raise InvalidArgument(f"summarizer must be callable or None, got {described(value)}")
     return value
+
+
+def confirm_or_none(value: T | None) -> T | None:
+    """A confirm callback, like a summarizer, is called only when a compaction is due."""
+    if value is not None and not callable(value):
+        raise InvalidArgument(f"confirm must be callable or None, got {described(value)}")
+    return value
+
+
+def proposal(value: object, session_id: str) -> CompactionProposal:
+    """A compaction proposed on `session_id`: one made on another session names messages
+    this one does not have."""
+    if not isinstance(value, CompactionProposal):
+        raise InvalidArgument(f"proposal must be a CompactionProposal, got {described(value)}")
+    if value.session_id != session_id:
+        raise InvalidArgument(f"proposal is for session {value.session_id!r}, not {session_id!r}")
+    return value
+
+
+def part_ids(value: object) -> list[str]:
+    """Part ids to restore or redact, as a list: a lone str is refused (iterating it would
+    name its characters)."""
+    if isinstance(value, str):
+        raise InvalidArgument(
+            f"part_ids must be a list of part ids, not one str: restore([{brief(value)}])"
+        )
+    if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidArgument(
+            f"part_ids must be a list of part ids or None, got {described(value)}"
+        )
+    ids = list(value)
+    for part_id in ids:
+        if not isinstance(part_id, str):
+            raise InvalidArgument(f"part_ids must hold str part ids, got {described(part_id)}")
+    return ids
 
 
 REASON_LENGTH = 500

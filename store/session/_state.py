@@ -16,6 +16,7 @@ from pydantic import JsonValue
 from sessionstore.events import (
     InvalidArgument,
     InvalidEvent,
+    StateChanged,
     brief,
     check_json_value,
     check_text,
@@ -53,3 +54,14 @@ def state_delta(values: Mapping[str, Any] | None, remove: Iterable[str]) -> Stat
         raise InvalidArgument(str(exc)) from None
     # as JSON: a tuple becomes the list the state will hold, and compares equal to it
     return StateDelta(json.loads(json.dumps(dict(values), ensure_ascii=False)), removed)
+
+
+def state_changes(
+    current: Mapping[str, JsonValue], values: Mapping[str, Any] | None, remove: Iterable[str] = ()
+) -> list[StateChanged]:
+    """The `StateChanged` that sets `values` and removes `remove`, or none when that changes
+    nothing in the `current` state (checked: `InvalidArgument`)."""
+    delta = state_delta(values, remove)
+    changed = {k: v for k, v in delta.values.items() if k not in current or current[k] != v}
+    gone = tuple(key for key in delta.removed if key in current)
+    return [StateChanged(values=changed, removed=gone)] if changed or gone else []

@@ -52,6 +52,7 @@ from sessionstore.log import (
 )
 from sessionstore.projections import ContextFold
 from sessionstore.session import _arguments as check
+from sessionstore.session._fork import fork_header
 from sessionstore.session._session import Session
 from sessionstore.storage import (
     SessionFilter,
@@ -267,16 +268,7 @@ class SessionStore:
         check.optional_text("title", title)
         check_session_id(session_id)
         history = self._log.fold_at(session_id, at if at is not None else self.version(session_id))
-        assert history.header is not None
-        started = history.header.model_copy(
-            update={
-                "title": title if title is not None else history.header.title,
-                "parent_session_id": session_id,
-                "parent_seq": history.seq,
-                "parent_hash": history.hash,
-            }
-        )
-        fold = self._start(new_id(), started, history)
+        fold = self._start(new_id(), fork_header(history, session_id, title), history)
         self._log.save_snapshot(fold)  # a fork's resume then starts here, not in its parent
         return Session(self._log, fold, snapshot_seq=fold.seq)
 

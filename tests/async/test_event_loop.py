@@ -1,5 +1,5 @@
-"""Issue 16's promise, as it states it: the event loop is never blocked by a summarizer or a
-database wait. A ticker coroutine's worst lag stays under 50 ms while a 1 s async summarizer
+"""The async face's promise, as it is stated: the event loop is never blocked by a summarizer
+or a database wait. A ticker coroutine's worst lag stays under 50 ms while a 1 s async summarizer
 compacts and 20 other tasks append."""
 
 from __future__ import annotations

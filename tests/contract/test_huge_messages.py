@@ -26,8 +26,8 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sessionstore.context._at_append as store_at_append
 import sessionstore.context._truncate as store_truncate
-import sessionstore.session._session as store_session
 from sessionstore import Session, SessionStore
 from sessionstore.context._tokens import longest_token
 from sessionstore.events import InvalidEvent, TextPart
@@ -89,7 +89,7 @@ def test_a_fifty_megabyte_user_message_is_cut_by_bytes_before_tiktoken_sees_it(
         measured.append(len(output))
         return measure(output)
 
-    monkeypatch.setattr(store_session, "size_and_lines", size_and_lines)
+    monkeypatch.setattr(store_at_append, "size_and_lines", size_and_lines)
     monkeypatch.setattr(store_truncate, "size_and_lines", size_and_lines)
 
     part = s.append_user(text).parts[0]

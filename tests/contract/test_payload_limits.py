@@ -15,6 +15,7 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sessionstore.context._at_append as store_at_append
 import sessionstore.log._append as store_append
 import sessionstore.session._session as store_session
 from sessionstore import PayloadTooLarge, Session, SessionStore, ToolCall
@@ -39,7 +40,7 @@ def forbid_counting_and_cutting(monkeypatch: pytest.MonkeyPatch) -> None:
     that copy the text)."""
     monkeypatch.setattr(tiktoken.Encoding, "encode_ordinary", forbidden)
     monkeypatch.setattr(tiktoken.Encoding, "encode", forbidden)
-    monkeypatch.setattr(store_session, "truncate", forbidden)
+    monkeypatch.setattr(store_at_append, "truncate", forbidden)
 
 
 @pytest.fixture

@@ -371,7 +371,7 @@ def snapshot_seqs(backend: Backend, session_id: str) -> list[tuple[int, int]]:
 
 
 def compact_head(s: Session, summary: str = "Summary so far.") -> None:
-    """A compaction keeping the last user turn (what issue 5's policy will decide)."""
+    """A compaction keeping the last user turn, cut by hand where an automatic check would."""
     messages = s.context().messages
     last_user = max(n for n, m in enumerate(messages) if m.role == "user")
     replaced = tuple(m.id for m in messages[:last_user] if m.role != "system")
