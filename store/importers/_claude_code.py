@@ -236,6 +236,7 @@ def _read_twice(
             return value
 
     main = reader(strict)
+    main.positional = export is not None
     sides: dict[str, _Reader] = {}
     session: str | None = None
     agent_id: str | None = None
@@ -252,6 +253,7 @@ def _read_twice(
             key = agent if isinstance(agent, str) else "sidechain"
             if key not in sides:
                 sides[key] = reader(False)  # a sidechain's bad lines never refuse the file
+                sides[key].positional = main.positional
             on_side[number] = sides[key]
         on_side.get(number, main).plan(number, offset, entry, entry_at)
     for found in lines.skipped:
@@ -388,6 +390,11 @@ class _Reader:
     queue: deque[tuple[str, int]] = field(default_factory=deque)  # text, line it was queued
     boundary: Json | None = None  # the compact_boundary the next summary closes
     calls: dict[str, str] = field(default_factory=dict)  # subagent id -> the call starting it
+    positional: bool = False
+    """Whether an entry without a `uuid` is keyed by its position (`line:<n>`, as its records
+    are): the web export's entries have none, and its loglines are only ever appended to, so
+    a re-import finds the same keys. A JSONL line without one is malformed (every version of
+    Claude Code writes it)."""
 
     def plan(self, number: int, offset: int, entry: Json, entry_at: Callable[[int], Json]) -> None:
         """What reading in file order needs to know of later lines: where each response's
@@ -456,7 +463,10 @@ class _Reader:
 
     def _message(self, entry: Json, kind: str, line: int) -> None:
         what = "an assistant line" if kind == "assistant" else "a user line"
-        uuid = string(entry, "uuid", what, line)
+        if self.positional and "uuid" not in entry:
+            uuid = f"line:{line}"
+        else:
+            uuid = string(entry, "uuid", what, line)
         if not uuid:
             raise ImportRefused(f"{what} has an empty 'uuid'", line)
         message = entry.get("message")

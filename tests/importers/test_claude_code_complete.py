@@ -13,10 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionstore import ImportRefused, SessionStore
-from sessionstore.events import ContextCompacted, MessageAppended, MessagesReverted, RecordAppended
+from sessionstore.events import (
+    ContextCompacted,
+    MessageAppended,
+    MessagesReverted,
+    RecordAppended,
+    ToolCallPart,
+)
 from sessionstore.importers._claude_code import claude_code_transcript
 from sessionstore.importers._transcript import Transcript
-from sessionstore.projections import Context
+from sessionstore.projections import Context, LiveToolResult
 from tests.providers.fake_anthropic import validate_messages
 from tests.providers.request_types import check_anthropic, check_chat
 
@@ -252,6 +258,54 @@ def test_the_web_export_imports_like_the_file(tmp_path: Path) -> None:
     store, context = live(tmp_path, web, "web.json")
     assert [m.id for m in context.messages] == ["u1", "a1", "r1", "r2", "a5"]
     store.close()
+
+
+def web_export_without_ids() -> str:
+    """The web export as it is shared (`{"loglines": [...]}`): entries with a type, a time and
+    a message, but no `uuid`, `parentUuid` nor `sessionId`."""
+    write = {"type": "tool_use", "id": "t1", "name": "Write", "input": {"path": "add.py"}}
+    loglines = [
+        {"type": "summary", "summary": "Adding numbers", "leafUuid": None},
+        {"type": "user", "timestamp": T.format(0),
+         "message": {"role": "user", "content": "Write add.py"}},
+        {"type": "assistant", "timestamp": T.format(1),
+         "message": {"role": "assistant", "model": "claude-sonnet-4-5",
+                     "content": [{"type": "text", "text": "Writing it."}, write]}},
+        {"type": "user", "timestamp": T.format(2),
+         "message": {"role": "user", "content": result("t1", "written")}},
+        {"type": "assistant", "timestamp": T.format(3),
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}},
+    ]  # fmt: skip
+    return json.dumps({"loglines": loglines})
+
+
+def test_a_web_export_without_ids_is_keyed_by_position(tmp_path: Path) -> None:
+    path = tmp_path / "shared.json"
+    path.write_text(web_export_without_ids())
+    with SessionStore("sqlite://") as store:
+        result = store.import_session(path)
+        assert result.created == ["claude-code-shared"]
+        assert result.skipped == []
+        session = store.session("claude-code-shared")
+        assert session.header.title == "Adding numbers"
+        context = session.context()
+        assert [(m.role, m.id) for m in context.messages] == [
+            ("user", "line:2"),
+            ("assistant", "line:3"),
+            ("tool", "line:4"),
+            ("assistant", "line:5"),
+        ]
+        call = context.messages[1].parts[1]
+        answer = context.messages[2].parts[0]
+        assert isinstance(call, ToolCallPart) and isinstance(answer, LiveToolResult)
+        assert (answer.call_id, answer.name, answer.output) == ("t1", "Write", "written")
+        assert [e.recorded_at.minute for e in store.read("claude-code-shared")][-4:] == [0, 1, 2, 3]
+        again = store.import_session(path)  # the same ids again: nothing written
+        assert (again.created, again.events_written) == ([], 0)
+        with SessionStore("sqlite://") as elsewhere:
+            elsewhere.import_session(path)
+            hashes = [e.hash for e in elsewhere.read("claude-code-shared")]
+        assert hashes == [e.hash for e in store.read("claude-code-shared")]
 
 
 def test_an_import_exports_and_reimports_with_the_same_hashes(tmp_path: Path) -> None:
