@@ -332,6 +332,77 @@ def test_the_old_layout_renders_as_codex_sent_it(store: SessionStore) -> None:
     assert raw[6] in context.to_responses()
 
 
+def rollout_line(second: int, kind: str, payload: dict[str, Any]) -> str:
+    stamp = f"2026-05-11T10:{second // 60:02d}:{second % 60:02d}.000Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload})
+
+
+def typed(text: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "user_message", "message": text, "images": [], **extra}
+
+
+def user_item(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def answer(text: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text}]
+    return {"type": "message", "role": "assistant", "content": content}
+
+
+def desktop_rollout() -> list[str]:
+    """A rollout as Codex Desktop writes it: the prompts only as `event_msg` `user_message`
+    lines, no `response_item` user message repeating them; then a turn with both, the event
+    first (older CLIs), and one with both, the item first (the CLI now)."""
+    call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}
+    png = "data:image/png;base64,iVBORw0KGgo="
+    return [
+        rollout_line(0, "session_meta", {"id": "s-desktop", "originator": "Codex Desktop"}),
+        rollout_line(1, "event_msg", typed("Summarise the notes", images=[png])),
+        rollout_line(2, "turn_context", {"model": "gpt-5.3-codex"}),
+        rollout_line(3, "response_item", {"type": "reasoning", "summary": [],
+                                          "encrypted_content": "gAAA-1"}),
+        rollout_line(4, "response_item", call),
+        rollout_line(5, "response_item", {"type": "function_call_output", "call_id": "c1",
+                                          "output": "notes"}),
+        rollout_line(6, "response_item", answer("Here is the summary.")),
+        rollout_line(7, "event_msg", typed("Shorter, please")),
+        rollout_line(8, "response_item", answer("Shorter.")),
+        rollout_line(9, "event_msg", typed("Thanks")),
+        rollout_line(10, "response_item", user_item("Thanks")),
+        rollout_line(11, "response_item", answer("You're welcome.")),
+        rollout_line(12, "response_item", user_item("Bye")),
+        rollout_line(13, "event_msg", typed("Bye")),
+        rollout_line(14, "response_item", answer("Bye.")),
+    ]  # fmt: skip
+
+
+def test_prompts_recorded_only_as_events_are_the_user_messages(store: SessionStore) -> None:
+    rollout = read(desktop_rollout(), None)
+    said = [(m.role, m.id, text(m)) for m in messages(rollout) if m.role == "user"]
+    assert said == [
+        ("user", "line-2.prompt", "Summarise the notes"),
+        ("user", "line-8.prompt", "Shorter, please"),
+        ("user", "line-11", "Thanks"),  # the event went first: the item is the message
+        ("user", "line-13", "Bye"),  # the item went first: the event repeats it
+    ]
+    first = messages(rollout)[0]
+    assert [p.type for p in first.parts] == ["text", "file"]
+    assert first.native is not None and first.native.api == "codex.event_msg.user_message"
+    assert rollout.title == "Summarise the notes"
+    assert kinds(rollout).count("codex.event_msg.user_message") == 4  # each event kept
+    order = [e.key for e in rollout.entries]
+    assert order[:4] == ["line-1", "line-2", "line-2.prompt", "line-3"]  # at its event's line
+    context = store.session(imported(store, rollout)).context()
+    assert [m.role for m in context.messages] == [
+        "user", "assistant", "tool", "assistant", "user", "assistant",
+        "user", "assistant", "user", "assistant",
+    ]  # fmt: skip
+    request = context.to_anthropic()
+    check_anthropic(request)
+    assert "continues from here" not in json.dumps(request)
+
+
 def test_a_wrapped_rollout_without_item_ids_is_keyed_by_line() -> None:
     meta = {
         "timestamp": "2025-08-01T10:00:00.000Z",
