@@ -20,7 +20,12 @@ What maps to what:
   `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call`...): one assistant
   message, each item verbatim in its part's `native` (`OPENAI_RESPONSES`); reasoning keeps its
   `encrypted_content` and shows as text only its summary; usage from the `token_count` event
-  that ends the response;
+  that ends the response. The message is at its first item's time, and the message's `native`
+  keeps each item's (`{"timestamps": [...]}`, one per part, as the lines wrote them): a
+  response is not split into a message per item, since its items must stay together (a
+  reasoning item is refused without the item it produced; a revert, a compaction or a prune
+  keeps or removes a response whole), and what the rollout recorded between its items
+  (events) follows it at its own times, so the log's times still only go forward;
 - `function_call_output`, `custom_tool_call_output`: a tool message, the result of its call
   (by `call_id`), the item in the message's `native`; output content items are its blocks;
 - a `user` message: a user message (text and images), the item verbatim in its `native`;
@@ -56,6 +61,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from pydantic import JsonValue
 
 from sessionstore.events import (
     OPENAI_RESPONSES,
@@ -193,6 +200,7 @@ class _Response:
     time: datetime | None
     held: list[Entry] = field(default_factory=list)
     parts: list[Part] = field(default_factory=list)
+    times: list[str | None] = field(default_factory=list)  # each item's line's, as written
 
 
 @dataclass(slots=True)
@@ -378,7 +386,8 @@ class _Rollout:
             key = own
         role = item.get("role")
         if (kind == "message" and role == "assistant") or kind in ASSISTANT_ITEMS:
-            self._model_item(item, key, time)
+            written = line.get("timestamp") if line is not item else None
+            self._model_item(item, key, time, written if isinstance(written, str) else None)
         elif kind in OUTPUTS:
             call_id = item.get("call_id")
             name = self.index.tool_name(call_id) if isinstance(call_id, str) else None
@@ -398,7 +407,7 @@ class _Rollout:
         else:  # a harness item (ghost_snapshot), or one newer than this code: not sent
             self.rollout_record(f"codex.response_item.{kind}", key, time, line)
 
-    def _model_item(self, item: Json, key: str, time: datetime | None) -> None:
+    def _model_item(self, item: Json, key: str, time: datetime | None, written: str | None) -> None:
         self._said()
         response = self.response
         prefix, start = (key, 0) if response is None else (response.key, len(response.parts))
@@ -409,17 +418,22 @@ class _Rollout:
         if isinstance(part, ToolCallPart):
             self.index.tool(part.call_id, part.name)
         response.parts.append(part)
+        response.times.append(written)
 
     def _end_response(self, usage: Usage | None = None) -> None:
         response, self.response = self.response, None
         if response is None:
             return
+        # each item's time, as its line gave it: the message is at its first item's
+        envelope: dict[str, JsonValue] = {}
+        if any(written is not None for written in response.times):
+            envelope["timestamps"] = list(response.times)
         message = Message(
             id=response.key,
             role="assistant",
             parts=tuple(response.parts),
             usage=usage,
-            native=Native(api=OPENAI_RESPONSES, value={}),
+            native=Native(api=OPENAI_RESPONSES, value=envelope),
         )
         self.out.add(response.key, MessageAppended(message=message), response.time)
         for entry in response.held:

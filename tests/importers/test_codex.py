@@ -403,6 +403,25 @@ def test_prompts_recorded_only_as_events_are_the_user_messages(store: SessionSto
     assert "continues from here" not in json.dumps(request)
 
 
+def test_each_item_of_a_response_keeps_its_own_time(store: SessionStore) -> None:
+    lines = desktop_rollout()
+    rollout = read(lines, None)
+    [response, *_] = [m for m in messages(rollout) if m.role == "assistant"]
+    assert [p.type for p in response.parts] == ["reasoning", "tool_call"]
+    assert response.native is not None
+    assert response.native.value == {
+        "timestamps": ["2026-05-11T10:00:03.000Z", "2026-05-11T10:00:04.000Z"]
+    }
+    events = store.read(imported(store, rollout))
+    at = {e.payload.message.id: e.recorded_at.second for e in events
+          if isinstance(e.payload, MessageAppended)}  # fmt: skip
+    assert at == {"line-2.prompt": 1, "line-4": 3, "line-6": 5, "line-7": 6,
+                  "line-8.prompt": 7, "line-9": 8, "line-11": 10, "line-12": 11,
+                  "line-13": 12, "line-15": 14}  # fmt: skip
+    times = [e.recorded_at for e in events]
+    assert times == sorted(times)
+
+
 def test_a_wrapped_rollout_without_item_ids_is_keyed_by_line() -> None:
     meta = {
         "timestamp": "2025-08-01T10:00:00.000Z",
