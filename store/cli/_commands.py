@@ -712,7 +712,9 @@ def _figures(app: Cli, imported: ImportedSession) -> _Figures:
 
 
 def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
-    rows = [(imported, _figures(app, imported)) for imported in result.sessions]
+    # one row per session, however many of the files were of it (a transcript copied as it
+    # grew): what they wrote to it together, and the session as the import left it
+    rows = [(imported, _figures(app, imported)) for imported in result.per_session]
     if as_json:
         app.json(
             {

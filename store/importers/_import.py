@@ -97,14 +97,38 @@ class ImportedSession:
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     """What an import did: the sessions it created or added to, and what it skipped (lines of
-    the files it read; files it could not read, with no line)."""
+    the files it read; files it could not read, with no line).
+
+    `sessions` has one row per file and session it wrote to (or found complete): two files
+    of one session (a transcript copied as it grew) are two rows of the same session.
+    `session_ids` and `per_session` name each session once."""
 
     sessions: tuple[ImportedSession, ...]
     files_skipped: tuple[Skipped, ...] = ()
 
     @property
     def session_ids(self) -> list[str]:
-        return [s.session_id for s in self.sessions]
+        """The sessions the import wrote to or found complete, each once, in order."""
+        return list(dict.fromkeys(s.session_id for s in self.sessions))
+
+    @property
+    def per_session(self) -> tuple[ImportedSession, ...]:
+        """One row per session: `created` when a file of the import created it, the events
+        every file wrote to it, their skipped lines, and the figures of the last file's (the
+        session as the import left it; `None` when that file's reader could not say)."""
+        rows: dict[str, ImportedSession] = {}
+        for row in self.sessions:
+            before = rows.get(row.session_id)
+            if before is None:
+                rows[row.session_id] = row
+                continue
+            rows[row.session_id] = replace(
+                row,
+                created=before.created or row.created,
+                events_written=before.events_written + row.events_written,
+                skipped=(*before.skipped, *row.skipped),
+            )
+        return tuple(rows.values())
 
     @property
     def created(self) -> list[str]:
@@ -291,7 +315,9 @@ def _write_more(
     written = 0
     changed: list[Skipped] = []
     split = False  # a message kept as two (it gained parts since an import): one more live
+    last_key: str | None = None
     for entries in _entry_batches(transcript):
+        last_key = entries[-1].key
         events = [NewEvent(e.payload, event_id_for(session_id, e.key)) for e in entries]
         held = stored([event.event_id for event in events])
         fresh: list[NewEvent] = []
@@ -315,8 +341,9 @@ def _write_more(
             head = _write_after(log, session_id, head, log.encode(fresh), times)
             written += len(fresh)
     # the transcript's live context is the session's unless the session keeps entries
-    # otherwise than the transcript has them
-    same = not changed and not split
+    # otherwise than the transcript has them, or holds more after them (another file of it,
+    # longer, was imported before this one)
+    same = not changed and not split and _ends_at(log, session_id, head, last_key)
     return ImportedSession(
         session_id,
         transcript.format,
@@ -328,6 +355,14 @@ def _write_more(
         live_messages=transcript.live_messages if same else None,
         live_tokens=transcript.live_tokens if same else None,
     )
+
+
+def _ends_at(log: EventLog, session_id: str, head: Head, last_key: str | None) -> bool:
+    """Whether the session's newest event is the transcript's last entry."""
+    if last_key is None:
+        return False
+    [newest] = log.read(session_id, head.seq, head.seq)
+    return newest.event_id == event_id_for(session_id, last_key)
 
 
 def _entry_batches(transcript: Transcript) -> Iterator[list[Entry]]:

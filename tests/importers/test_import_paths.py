@@ -175,3 +175,78 @@ def test_a_response_read_while_it_was_written_gets_its_later_blocks(
     [changed] = store.import_session(path).sessions[0].skipped
     assert changed.reason == "u1 changed since it was imported: kept as it was"
     assert changed.file == str(path)
+
+
+CODEX = Path(__file__).parent.parent / "fixtures" / "codex"
+ROLLOUT = next(CODEX.glob("rollout-2025-10*"))
+OLD_ROLLOUT = next(CODEX.glob("rollout-2025-05*"))
+
+
+def copies_of_a_growing_rollout(tmp_path: Path, first: str, second: str) -> Path:
+    """A folder holding the same rollout twice (copied as it grew: `first` holds its first 24
+    lines, `second` all of it) and another session's rollout."""
+    root = tmp_path / "copies"
+    lines = ROLLOUT.read_text().splitlines(keepends=True)
+    for name, kept in ((first, lines[:24]), (second, lines)):
+        (root / name).mkdir(parents=True)
+        (root / name / ROLLOUT.name).write_text("".join(kept))
+    shutil.copy(OLD_ROLLOUT, root / OLD_ROLLOUT.name)
+    return root
+
+
+def one_step(*paths: Path) -> dict[str, tuple[int, int, int, int]]:
+    """(events written, events, live messages, live tokens) of each session when each file is
+    imported once, alone."""
+    found = {}
+    with SessionStore("sqlite://") as once:
+        for path in paths:
+            [imported] = once.import_session(path).sessions
+            context = once.session(imported.session_id).context()
+            found[imported.session_id] = (
+                imported.events_written,
+                context.seq,
+                len(context.messages),
+                context.tokens,
+            )
+    return found
+
+
+def test_a_folder_report_names_each_session_once_with_exact_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = copies_of_a_growing_rollout(tmp_path, "early", "late")
+    expected = one_step(ROLLOUT, OLD_ROLLOUT)
+    cli = Cli(f"sqlite:///{tmp_path / 'cli.db'}", capsys)
+    run = cli("import", str(root))
+    assert run.code == 0, run.err
+    assert run.out.splitlines() == [
+        f"imported {session}: {events} events, {messages} live messages, {tokens:,} tokens"
+        for session, (_, events, messages, tokens) in expected.items()
+    ]
+    written = sum(each[0] for each in expected.values())
+    assert run.err.splitlines() == [f"2 sessions (2 new), {written:,} events written, 0 skipped"]
+
+
+def test_a_shorter_copy_read_last_reports_the_session_not_its_own_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = copies_of_a_growing_rollout(tmp_path, "b-early", "a-late")  # the longer one first
+    [(written, events, _, tokens)] = one_step(ROLLOUT).values()
+    with SessionStore(f"sqlite:///{tmp_path / 'api.db'}") as store:
+        result = store.import_session(root)
+        late, early = [row for row in result.sessions if row.source_id in ROLLOUT.name]
+        assert (late.created, late.events_written) == (True, written)
+        assert (early.events_written, early.events) == (0, events)
+        assert (early.live_messages, early.live_tokens) == (None, None)  # not the session's
+        [merged, _] = result.per_session
+        assert (merged.created, merged.events_written) == (True, written)
+    cli = Cli(f"sqlite:///{tmp_path / 'cli.db'}", capsys)
+    report = json.loads(cli("import", str(root), "--json").out)
+    [row] = [s for s in report["sessions"] if s["source"] in ROLLOUT.name]
+    assert (row["created"], row["events_written"], row["events"], row["tokens"]) == (
+        True,
+        written,
+        events,
+        tokens,
+    )
+    assert len(report["sessions"]) == 2
