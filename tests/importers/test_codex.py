@@ -30,7 +30,8 @@ from sessionstore.events import (
 from sessionstore.importers._codex import codex_transcript, ignored_lines, looks_like_codex
 from sessionstore.importers._import import Header, write_transcript
 from sessionstore.importers._transcript import Transcript
-from tests.providers.request_types import check_anthropic, check_chat, check_responses
+from tests.providers.request_types import check_anthropic, check_chat
+from tests.providers.responses_api import accepted_input
 
 ENCODING = "cl100k_base"
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "codex"
@@ -75,15 +76,30 @@ def recorded_items(path: Path) -> list[Any]:
     return found
 
 
-def check_responses_render(items: list[Any], path: Path) -> None:
-    """`items` is a valid Responses `input`: what the render made is checked with the SDK's
-    own types; what it gives back of Codex's items must be those items exactly, as Codex sent
-    them to the API (Codex leaves out fields the SDK's input types require but the API does
-    not, such as an assistant message's `status`)."""
-    recorded = recorded_items(path)
-    made = [item for item in items if item not in recorded]
-    check_responses(made)
-    assert len(made) < len(items)
+CODEX_WITHOUT_ID = frozenset({"reasoning", "web_search_call", "local_shell_call"})
+"""Codex's items that go back without the `id` Codex never records (`codex-rs` skips it when
+it serialises an item, for its requests as for its rollouts): the SDK's types, which
+describe the items the API returns, require one; the API takes them without, as every
+request of Codex shows."""
+
+
+def check_responses_render(items: list[Any]) -> None:
+    """`items` is a Responses `input` the API takes: each item as the SDK's own types take it,
+    but for Codex's items without an id (`CODEX_WITHOUT_ID`), which the types take once given
+    one (and a `local_shell_call`'s action once its unset fields, which Codex writes as null,
+    are left out): that is all the types ask beyond what Codex sends."""
+    for item in items:
+        try:
+            accepted_input([item])
+            continue
+        except AssertionError:
+            pass
+        assert item.get("type") in CODEX_WITHOUT_ID and "id" not in item, item
+        given = {**item, "id": "rs_placeholder"}
+        if item["type"] == "local_shell_call":
+            action = {key: value for key, value in item["action"].items() if value is not None}
+            given["action"] = {"env": {}, **action}
+        accepted_input([given])
 
 
 def native_values(message: Message) -> list[Any]:
@@ -260,12 +276,16 @@ def test_a_result_s_content_items_are_its_blocks() -> None:
 def test_the_imported_context_renders_for_every_provider(store: SessionStore) -> None:
     context = store.session(imported(store, read(lines_of(ROLLOUT)))).context()
     responses = context.to_responses()
-    check_responses_render(responses, ROLLOUT)
+    check_responses_render(responses)
     check_anthropic(context.to_anthropic())
     check_chat(context.to_openai())
-    # the Responses render gives back Codex's own items as they came
+    # the Responses render gives back Codex's own items as they came; an assistant message
+    # Codex recorded without its status, as the input message it is
     by_id = {item.get("id"): item for item in recorded_items(ROLLOUT)}
-    assert by_id["fc_4"] in responses and by_id["msg_a3"] in responses
+    assert by_id["fc_4"] in responses
+    text = by_id["msg_a3"]["content"][0]["text"]
+    said = {"type": "message", "role": "assistant", "content": text}
+    assert said in responses and by_id["msg_a3"] not in responses
     assert responses[0] == {
         "type": "message",
         "role": "developer",
@@ -281,13 +301,15 @@ def test_the_pending_call_renders_answered_as_interrupted(store: SessionStore) -
     head = lines_of(ROLLOUT)[:30]  # up to the interrupted call, before the compaction
     context = store.session(imported(store, read(head))).context()
     responses = context.to_responses()
-    check_responses_render(responses, ROLLOUT)
+    check_responses_render(responses)
     check_anthropic(context.to_anthropic())
     assert responses[-1]["call_id"] == "call_D"
     assert responses[-1]["type"] == "function_call_output"
     # reasoning goes back to the Responses API with its encrypted content, and to no other
     by_id = {item.get("id"): item for item in recorded_items(ROLLOUT)}
-    assert [by_id["rs_1"], by_id["fc_1"], by_id["fc_2"]] == responses[4:7]
+    reasoning = {key: value for key, value in by_id["rs_1"].items() if key != "content"}
+    assert by_id["rs_1"]["content"] is None  # null, which the API's input type does not take
+    assert [reasoning, by_id["fc_1"], by_id["fc_2"]] == responses[4:7]
     others = json.dumps([context.to_anthropic(), context.to_openai()])
     assert "enc-" not in others and "Running the tests" not in others
 
@@ -326,10 +348,15 @@ def test_the_old_layout_renders_as_codex_sent_it(store: SessionStore) -> None:
     ).context()
     check_anthropic(context.to_anthropic())
     check_chat(context.to_openai())
-    check_responses_render(context.to_responses(), OLD_ROLLOUT)
+    check_responses_render(context.to_responses())
     raw = [json.loads(line) for line in lines_of(OLD_ROLLOUT)]
-    assert context.to_responses()[-1] == raw[8]
-    assert raw[6] in context.to_responses()
+    assert raw[8]["type"] == "message" and "id" not in raw[8]
+    assert context.to_responses()[-1] == {  # the input message it is: text and role
+        "type": "message",
+        "role": "assistant",
+        "content": raw[8]["content"][0]["text"],
+    }
+    assert raw[6] in context.to_responses()  # the local_shell_call, as Codex sent it
 
 
 def rollout_line(second: int, kind: str, payload: dict[str, Any]) -> str:
@@ -420,6 +447,56 @@ def test_each_item_of_a_response_keeps_its_own_time(store: SessionStore) -> None
                   "line-13": 12, "line-15": 14}  # fmt: skip
     times = [e.recorded_at for e in events]
     assert times == sorted(times)
+
+
+def test_codex_s_own_items_go_back_as_the_api_takes_them(store: SessionStore) -> None:
+    """The items as Codex writes them now (no ids: it never sends them back), sent back as
+    the API takes them: what the SDK's input types take where a form both accept exists."""
+    reasoning = {"type": "reasoning", "summary": [], "content": None, "encrypted_content": "gA-1"}
+    search = {
+        "type": "web_search_call",
+        "status": "completed",
+        "action": {"type": "search", "query": "q", "queries": ["q", "q2"]},
+    }
+    commentary = {**answer("Searching first."), "phase": "commentary"}
+    call = {
+        "type": "function_call",
+        "name": "js",
+        "namespace": "mcp__node__",
+        "arguments": "{}",
+        "call_id": "c1",
+    }
+    patch = {
+        "type": "custom_tool_call",
+        "status": "completed",
+        "call_id": "c2",
+        "name": "apply_patch",
+        "input": "*** Begin Patch",
+    }
+    final = {**answer("Done."), "phase": "final_answer"}
+    outputs = [
+        {"type": "function_call_output", "call_id": "c1", "output": "1"},
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": "ok"},
+    ]
+    lines = [
+        rollout_line(0, "session_meta", {"id": "s-items"}),
+        rollout_line(1, "response_item", user_item("Look it up")),
+        *(rollout_line(2 + n, "response_item", item)
+          for n, item in enumerate([reasoning, search, commentary, call, patch, *outputs, final])),
+    ]  # fmt: skip
+    items = store.session(imported(store, read(lines, None))).context().to_responses()
+    assert items == [
+        user_item("Look it up"),
+        {k: v for k, v in reasoning.items() if k != "content"},  # null: the same as absent
+        search,  # as Codex sends it, without an id
+        {"type": "message", "role": "assistant", "content": "Searching first.",
+         "phase": "commentary"},
+        call,
+        {k: v for k, v in patch.items() if k != "status"},  # in no type of the SDK
+        *outputs,
+        {"type": "message", "role": "assistant", "content": "Done.", "phase": "final_answer"},
+    ]  # fmt: skip
+    check_responses_render(items)
 
 
 def test_a_wrapped_rollout_without_item_ids_is_keyed_by_line() -> None:
