@@ -452,7 +452,12 @@ def test_each_item_of_a_response_keeps_its_own_time(store: SessionStore) -> None
 def test_codex_s_own_items_go_back_as_the_api_takes_them(store: SessionStore) -> None:
     """The items as Codex writes them now (no ids: it never sends them back), sent back as
     the API takes them: what the SDK's input types take where a form both accept exists."""
-    reasoning = {"type": "reasoning", "summary": [], "content": None, "encrypted_content": "gA-1"}
+    reasoning: dict[str, Any] = {
+        "type": "reasoning",
+        "summary": [],
+        "content": None,
+        "encrypted_content": "gA-1",
+    }
     search = {
         "type": "web_search_call",
         "status": "completed",
@@ -478,12 +483,12 @@ def test_codex_s_own_items_go_back_as_the_api_takes_them(store: SessionStore) ->
         {"type": "function_call_output", "call_id": "c1", "output": "1"},
         {"type": "custom_tool_call_output", "call_id": "c2", "output": "ok"},
     ]
+    said: list[dict[str, Any]] = [reasoning, search, commentary, call, patch, *outputs, final]
     lines = [
         rollout_line(0, "session_meta", {"id": "s-items"}),
         rollout_line(1, "response_item", user_item("Look it up")),
-        *(rollout_line(2 + n, "response_item", item)
-          for n, item in enumerate([reasoning, search, commentary, call, patch, *outputs, final])),
-    ]  # fmt: skip
+        *(rollout_line(2 + n, "response_item", item) for n, item in enumerate(said)),
+    ]
     items = store.session(imported(store, read(lines, None))).context().to_responses()
     assert items == [
         user_item("Look it up"),
