@@ -174,6 +174,8 @@ def looks_like_claude_code(value: Any) -> bool:
         return False
     if isinstance(value.get("loglines"), list):
         return True
+    if "projectHash" in value:  # Gemini CLI's session metadata: no Claude Code entry has one
+        return False
     return "sessionId" in value or "parentUuid" in value or value.get("type") in _RECORDS_ONLY
 
 

@@ -113,8 +113,9 @@ def test_the_command_imports_a_folder_and_reports_what_it_skipped(
 
 def test_every_format_under_one_folder(store: SessionStore) -> None:
     """The fixtures folder holds a Claude Code transcript, two Codex rollouts, two pi sessions,
-    an OpenCode export and an OpenCode storage folder: each is found and recognised, and the
-    storage folder's files are read per session, not as files of their own."""
+    an OpenCode export and an OpenCode storage folder, two Gemini CLI sessions (one with a
+    subagent) and a checkpoint: each is found and recognised, the storage folder's files are
+    read per session, and a subagent's file with its parent's, not as files of their own."""
     fixtures = Path(__file__).parent.parent / "fixtures"
     result = store.import_session(fixtures)
     assert result.skipped == []
@@ -123,21 +124,33 @@ def test_every_format_under_one_folder(store: SessionStore) -> None:
         f"claude-code-{SOURCE_ID}/agent-sidechain",
         "codex-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a604",
         "codex-5973b6c0-94b8-487b-a530-2aeb6098ae0e",
+        "gemini-cli-1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+        "gemini-cli-7a6b5c4d-3e2f-4101-8f9e-8d7c6b5a4f3e",
+        "gemini-cli-9e8d7c6b-5a49-4387-9a1b-2c3d4e5f6a7b",  # its subagent
+        "gemini-cli-checkpoint-before-fix",
         "opencode-ses_6a1f0e2affe0Kq7TnB2xVwYzLp",  # the export
         "opencode-ses_6a1f0e2affe0Kq7TnB2xVwYzLp",  # and the same session in storage: complete
         "opencode-ses_6a1f0e2c4410Hr5MdW8uPq3sTn",  # the storage's subagent
         "pi-0b6f5d3e-7a41-4c8e-9f12-3d5e8a7c1b20",
         "pi-4f3c2b1a-9d8e-4a7b-8c6d-5e4f3a2b1c0d",
     ]
-    assert {s.format for s in result.sessions} == {"claude-code", "codex", "opencode", "pi"}
+    assert {s.format for s in result.sessions} == {
+        "claude-code",
+        "codex",
+        "opencode",
+        "pi",
+        "gemini-cli",
+    }
     assert all(store.verify(s.session_id).ok for s in result.sessions)
     again = store.import_session(fixtures)
     assert (again.events_written, again.created) == (0, [])
     with SessionStore("sqlite://") as elsewhere:  # the same files give the same events
         elsewhere.import_session(fixtures)
         for session_id in result.session_ids:
-            assert [e.hash for e in elsewhere.read(session_id)] == [
-                e.hash for e in store.read(session_id)
+            # a checkpoint records no time: its events are at the import's, hashes and all
+            timeless = session_id == "gemini-cli-checkpoint-before-fix"
+            assert [e.payload if timeless else e.hash for e in elsewhere.read(session_id)] == [
+                e.payload if timeless else e.hash for e in store.read(session_id)
             ]
     only = SessionStore("sqlite://").import_session(fixtures, format="codex")
     assert {s.format for s in only.sessions} == {"codex"} and len(only.sessions) == 2
