@@ -144,9 +144,10 @@ def gemini_cli_transcript(
     (`companions`, by file name) as its children. `ImportRefused` when it is none of them."""
     out = Transcript(FORMAT, "", spool=Spool() if spool else None)
     try:
-        first = _first_value(lines)
-        if isinstance(first, dict) and _kind_of(first):
-            session = _Session(encoding, out, _jsonl(lines, out))
+        first = _first_record(lines)
+        if first is not None:  # JSONL (an older version's whole record on one line too)
+            whole = isinstance(first.get("messages"), list)
+            session = _Session(encoding, out, _jsonl(lines, out), whole=whole)
         else:
             document = _document(lines)
             if isinstance(document, dict) and isinstance(document.get("sessionId"), str):
@@ -182,13 +183,12 @@ def gemini_cli_transcript(
 
 
 @dataclass(frozen=True, slots=True)
-class _Line:
-    """A record of the file: its line (a position in a document), where to read it again
-    (`offset`; `index` for a message inside a `$set` list), and the record."""
+class _At:
+    """Where a record is: its line (a position in a document), where to read it again
+    (`offset`), and, for a message inside a `$set` list, its index there."""
 
     number: int
     offset: int
-    record: Json
     index: int | None = None
 
     @property
@@ -197,20 +197,43 @@ class _Line:
 
 
 @dataclass(frozen=True, slots=True)
+class _Line(_At):
+    """A record of the file, and where it is."""
+
+    record: Json = field(default_factory=dict)
+
+    def inner(self, index: int, message: Json) -> _Line:
+        """The message a `$set` list holds at `index`."""
+        return _Line(self.number, self.offset, index, message)
+
+
+@dataclass(frozen=True, slots=True)
 class _Source:
-    """A file's records, as often as a reader passes over them, and one read again."""
+    """A file's records, as often as a reader passes over them, and one read again (what
+    the first pass keeps of a record is where it is, not the record)."""
 
     each: Callable[[], Iterator[_Line]]
-    again: Callable[[_Line], Json]
+    again: Callable[[_At], Json]
 
 
-def _first_value(lines: TranscriptLines) -> Any:
-    for _, _, text in lines.numbered():
-        if text.strip():
-            try:
-                return json.loads(text)
-            except (json.JSONDecodeError, RecursionError):
-                return None
+_HEAD = 20
+"""How many of a file's first lines are read for a record, to tell JSONL from a document."""
+
+
+def _first_record(lines: TranscriptLines) -> Json | None:
+    """The first of a file's first lines that is a record by itself (`None`: the file is one
+    JSON document, or none of Gemini CLI's): a malformed first line does not hide the rest."""
+    for number, _, text in lines.numbered():
+        if number > _HEAD:
+            break
+        if not text.lstrip().startswith("{"):
+            continue
+        try:
+            value = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(value, dict) and _kind_of(value):
+            return value
     return None
 
 
@@ -265,9 +288,9 @@ def _jsonl(lines: TranscriptLines, out: Transcript) -> _Source:
             if not isinstance(value, dict) or not _kind_of(value):
                 out.skip(number, "not a Gemini CLI record (metadata, message, $set, $rewindTo)")
                 continue
-            yield _Line(number, offset, value)
+            yield _Line(number, offset, None, value)
 
-    def again(at: _Line) -> Json:
+    def again(at: _At) -> Json:
         value = json.loads(lines.line_at(at.offset))
         assert isinstance(value, dict)
         return value if at.index is None else dict(_listed(value))[at.index]
@@ -290,9 +313,9 @@ def _legacy(document: Json, out: Transcript) -> _Source:
     def each() -> Iterator[_Line]:
         for index, value in enumerate(records):
             if isinstance(value, dict) and _kind_of(value):
-                yield _Line(index + 1, index, value)
+                yield _Line(index + 1, index, None, value)
 
-    def again(at: _Line) -> Json:
+    def again(at: _At) -> Json:
         value = records[at.offset]
         assert isinstance(value, dict)
         return value
@@ -309,7 +332,7 @@ class _Life:
     written under, and where its last version is."""
 
     key: str
-    last: _Line
+    last: _At
 
 
 @dataclass(slots=True)
@@ -353,16 +376,18 @@ class _Session:
 
         def appear(line: _Line) -> None:
             gemini_id = line.record["id"]
+            at = _At(line.number, line.offset, line.index)
             life = current.get(gemini_id)
             if life is not None:
-                life.last = line
+                life.last = at
                 return
             key = gemini_id if gemini_id not in used else f"{gemini_id}@{line.number}"
             used.add(gemini_id)
-            current[gemini_id] = self.lives[line.place] = _Life(key, line)
+            current[gemini_id] = self.lives[line.place] = _Life(key, at)
 
         def keep(kept: list[str]) -> None:
-            for gemini_id in [g for g in current if g not in kept]:
+            staying = set(kept)
+            for gemini_id in [g for g in current if g not in staying]:
                 del current[gemini_id]
 
         for line in self.source.each():
@@ -381,7 +406,7 @@ class _Session:
                     keep([m["id"] for _, m in listed])
                 for index, message in listed:
                     if message["id"] not in current:  # a kept one is not a new version
-                        appear(_Line(line.number, line.offset, message, index))
+                        appear(line.inner(index, message))
         self.lasts = {life.last.place for life in self.lives.values()}
 
     # the second pass
@@ -440,7 +465,7 @@ class _Session:
     def _listed_message(self, line: _Line, index: int, message: Json) -> None:
         life = self.lives.get((line.number, index))
         if life is not None:
-            self._message(life, _Line(line.number, line.offset, message, index))
+            self._message(life, line.inner(index, message))
 
     def _compacted(self, life: _Life, line: _Line, index: int, first: Json) -> bool:
         """The summary of a compaction replaces every live message; `False` when the first
@@ -473,8 +498,9 @@ class _Session:
     def _leave(self, kept: list[str], key: str) -> None:
         """The history becomes `kept` (what it keeps, in order): the messages of the rest
         leave the context."""
-        gone_ids = [g for g in self.history if g not in kept]
-        self.history = [g for g in self.history if g in kept]
+        staying = set(kept)
+        gone_ids = [g for g in self.history if g not in staying]
+        self.history = [g for g in self.history if g in staying]
         gone = tuple(m for g in gone_ids for m in self.ours.pop(g, ()) if m in self.live)
         if not gone:
             return
