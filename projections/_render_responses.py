@@ -13,11 +13,12 @@ the API's rules:
 - items Codex recorded (imported rollouts) go back as Codex itself sends them, which is
   what its own requests show the API accepts (`codex-rs` serialises `ResponseItem` with every
   `id` skipped, so its rollouts hold none either): a `reasoning` item without an `id` (its
-  `encrypted_content` is what the API reads back) and a `web_search_call` without one. The
-  SDK's input types require an `id` on both: they describe the output items returned, and
-  are stricter there than the API. Where a form both accept exists it is sent: an assistant
-  `message` without an id goes as the input message it is (its text, its `phase`), and a
-  reasoning item's null `content` is left out;
+  `encrypted_content` is what the API reads back), a `web_search_call` without one, an
+  assistant `message` with an `id` but no `status` (as some rollouts have them). The SDK's
+  input types require the `id`, and the message's `status`: they describe the output items
+  returned, and are stricter there than the API. Where a form both accept exists it is sent:
+  an assistant `message` with neither goes as the input message it is (its text, its
+  `phase`), and a reasoning item's null `content` is left out;
 - a `reasoning` item must be directly followed by the item it produced ("Item of type
   'reasoning' was provided without its required following item"). All items of one response
   are one message, so a revert, a compaction or a prune keeps or removes them together; but a
@@ -92,8 +93,8 @@ SDK, input or output; Codex records it (and sends it back): left out, the call i
 API's input type describes."""
 
 INPUT_MESSAGE_KEYS = frozenset({"type", "role", "content", "phase"})
-"""What an assistant `message` item recorded without its `id` or `status` may hold (besides
-the one it has) to go back as the input message it is (`_as_input_message`)."""
+"""What an assistant `message` item recorded without its `id` and `status` may hold to go back
+as the input message it is (`_as_input_message`)."""
 
 
 def to_responses(messages: Sequence[LiveMessage]) -> list[JsonDict]:
@@ -161,20 +162,20 @@ def sendable(item: JsonDict) -> JsonDict:
                 chunk.pop("created_by", None)
     if kind == "reasoning" and "content" in item and item["content"] is None:
         del item["content"]  # null and absent say the same; the input type takes a list only
-    if kind == "message" and item.get("role") == "assistant" and not {"id", "status"} <= set(item):
+    if kind == "message" and item.get("role") == "assistant" and not {"id", "status"} & set(item):
         return _as_input_message(item)
     return item
 
 
 def _as_input_message(item: JsonDict) -> JsonDict:
-    """An assistant `message` item recorded without its `id` or `status` (Codex keeps
-    neither: it never sends an id back) as the input message it is: its text as string
-    content, its `phase` kept (the API asks for it back on every assistant message of models
-    that write one). An output message needs both, and one is lost; the input message form
-    is the one the API documents for an assistant's earlier turn. A message holding anything
-    but `output_text` (a refusal, annotations) goes back as it was recorded."""
+    """An assistant `message` item recorded without its `id` and `status` (as Codex records
+    them: it never sends an id back) as the input message it is: its text as string content,
+    its `phase` kept (the API asks for it back on every assistant message of models that
+    write one). An output message needs both; the input message form is the one the API
+    documents for an assistant's earlier turn. A message holding anything but `output_text`
+    (a refusal, annotations) goes back as it was recorded."""
     content = item.get("content")
-    if set(item) - INPUT_MESSAGE_KEYS - {"id", "status"} or not isinstance(content, list):
+    if set(item) - INPUT_MESSAGE_KEYS or not isinstance(content, list):
         return item
     texts = []
     for part in content:

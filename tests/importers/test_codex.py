@@ -85,17 +85,24 @@ request of Codex shows."""
 
 def check_responses_render(items: list[Any]) -> None:
     """`items` is a Responses `input` the API takes: each item as the SDK's own types take it,
-    but for Codex's items without an id (`CODEX_WITHOUT_ID`), which the types take once given
-    one (and a `local_shell_call`'s action once its unset fields, which Codex writes as null,
-    are left out): that is all the types ask beyond what Codex sends."""
+    but for what Codex sends and the types ask more of (they describe the items the API
+    returns): an item of `CODEX_WITHOUT_ID` without an id (and a `local_shell_call`'s action
+    with its unset fields written as null), an assistant message with an id but no status.
+    Each such item is taken once given just that."""
     for item in items:
         try:
             accepted_input([item])
             continue
         except AssertionError:
             pass
-        assert item.get("type") in CODEX_WITHOUT_ID and "id" not in item, item
-        given = {**item, "id": "rs_placeholder"}
+        given = dict(item)
+        if item.get("type") == "message":
+            assert item.get("role") == "assistant" and "id" in item and "status" not in item
+            given["status"] = "completed"
+            given["content"] = [{"annotations": [], **part} for part in item["content"]]
+        else:
+            assert item.get("type") in CODEX_WITHOUT_ID and "id" not in item, item
+            given["id"] = "rs_placeholder"
         if item["type"] == "local_shell_call":
             action = {key: value for key, value in item["action"].items() if value is not None}
             given["action"] = {"env": {}, **action}
@@ -279,13 +286,9 @@ def test_the_imported_context_renders_for_every_provider(store: SessionStore) ->
     check_responses_render(responses)
     check_anthropic(context.to_anthropic())
     check_chat(context.to_openai())
-    # the Responses render gives back Codex's own items as they came; an assistant message
-    # Codex recorded without its status, as the input message it is
+    # the Responses render gives back Codex's own items as they came
     by_id = {item.get("id"): item for item in recorded_items(ROLLOUT)}
-    assert by_id["fc_4"] in responses
-    text = by_id["msg_a3"]["content"][0]["text"]
-    said = {"type": "message", "role": "assistant", "content": text}
-    assert said in responses and by_id["msg_a3"] not in responses
+    assert by_id["fc_4"] in responses and by_id["msg_a3"] in responses
     assert responses[0] == {
         "type": "message",
         "role": "developer",
