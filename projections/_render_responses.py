@@ -4,11 +4,21 @@ What was recorded from the Responses API goes back as it came, each item in its 
 items with their id, status and annotations, `reasoning` items with their id, summary and
 `encrypted_content` (which a stateless caller, `store=False`, must send back; the API decrypts
 it only under the item's own id), `function_call` items with `id`, `call_id` and `status`,
-custom, hosted and MCP items, and item types newer than this code. Two exceptions, both from
+custom, hosted and MCP items, and item types newer than this code. The exceptions, each from
 the API's rules:
 - output-only fields are left out: `created_by` (server-assigned, on any item and on each
   chunk of a `shell_call_output`) and a `custom_tool_call_output`'s `status`; the API's input
-  items have no such fields and it answers `Unknown parameter`;
+  items have no such fields and it answers `Unknown parameter`; so is a `custom_tool_call`'s
+  `status`, which Codex records and no type of the SDK has;
+- items Codex recorded (imported rollouts) go back as Codex itself sends them, which is
+  what its own requests show the API accepts (`codex-rs` serialises `ResponseItem` with every
+  `id` skipped, so its rollouts hold none either): a `reasoning` item without an `id` (its
+  `encrypted_content` is what the API reads back), a `web_search_call` without one, an
+  assistant `message` with an `id` but no `status` (as some rollouts have them). The SDK's
+  input types require the `id`, and the message's `status`: they describe the output items
+  returned, and are stricter there than the API. Where a form both accept exists it is sent:
+  an assistant `message` with neither goes as the input message it is (its text, its
+  `phase`), and a reasoning item's null `content` is left out;
 - a `reasoning` item must be directly followed by the item it produced ("Item of type
   'reasoning' was provided without its required following item"). All items of one response
   are one message, so a revert, a compaction or a prune keeps or removes them together; but a
@@ -76,9 +86,15 @@ CONTENT_TYPES = frozenset({"input_text", "input_image", "input_file"})
 """Responses content parts: in a user message, these are the message's content; any other
 Responses type there is an input item of its own."""
 
-OUTPUT_ONLY = {"custom_tool_call_output": ("status",)}
+OUTPUT_ONLY = {"custom_tool_call_output": ("status",), "custom_tool_call": ("status",)}
 """Fields the API sets on an output item of this type but does not take back as input (besides
-`created_by`, which no input item takes)."""
+`created_by`, which no input item takes). A `custom_tool_call`'s `status` is in no type of the
+SDK, input or output; Codex records it (and sends it back): left out, the call is what the
+API's input type describes."""
+
+INPUT_MESSAGE_KEYS = frozenset({"type", "role", "content", "phase"})
+"""What an assistant `message` item recorded without its `id` and `status` may hold to go back
+as the input message it is (`_as_input_message`)."""
 
 
 def to_responses(messages: Sequence[LiveMessage]) -> list[JsonDict]:
@@ -133,15 +149,47 @@ def _assistant_items(
 
 
 def sendable(item: JsonDict) -> JsonDict:
-    """A recorded output item as an input item: without the fields only outputs carry."""
+    """A recorded output item as an input item: without the fields only outputs carry; a
+    reasoning item without its `content` when that is null; an assistant message without an
+    id (as Codex records them) as the input message it is."""
     item.pop("created_by", None)
-    for key in OUTPUT_ONLY.get(str(item.get("type")), ()):
+    kind = item.get("type")
+    for key in OUTPUT_ONLY.get(str(kind), ()):
         item.pop(key, None)
-    if item.get("type") == "shell_call_output" and isinstance(item.get("output"), list):
+    if kind == "shell_call_output" and isinstance(item.get("output"), list):
         for chunk in item["output"]:
             if isinstance(chunk, dict):
                 chunk.pop("created_by", None)
+    if kind == "reasoning" and "content" in item and item["content"] is None:
+        del item["content"]  # null and absent say the same; the input type takes a list only
+    if kind == "message" and item.get("role") == "assistant" and not {"id", "status"} & set(item):
+        return _as_input_message(item)
     return item
+
+
+def _as_input_message(item: JsonDict) -> JsonDict:
+    """An assistant `message` item recorded without its `id` and `status` (as Codex records
+    them: it never sends an id back) as the input message it is: its text as string content,
+    its `phase` kept (the API asks for it back on every assistant message of models that
+    write one). An output message needs both; the input message form is the one the API
+    documents for an assistant's earlier turn. A message holding anything but `output_text`
+    (a refusal, annotations) goes back as it was recorded."""
+    content = item.get("content")
+    if set(item) - INPUT_MESSAGE_KEYS or not isinstance(content, list):
+        return item
+    texts = []
+    for part in content:
+        if not isinstance(part, dict) or set(part) - {"type", "text", "annotations"}:
+            return item
+        text = part.get("text")
+        plain = part.get("type") == "output_text" and not part.get("annotations")
+        if not plain or not isinstance(text, str):
+            return item
+        texts.append(text)
+    message: JsonDict = {"type": "message", "role": "assistant", "content": "".join(texts)}
+    if item.get("phase") is not None:
+        message["phase"] = item["phase"]
+    return message
 
 
 def _foreign_call(part: ToolCallPart, custom_calls: set[str]) -> JsonDict:

@@ -657,10 +657,11 @@ def import_session(
     window: int | None,
     as_json: bool,
 ) -> None:
-    """Import PATH: a file, or every transcript under a folder (~/.claude/projects, a Codex
-    sessions folder...), or - for stdin. Importing a file again adds nothing; a transcript
-    that grew adds its new entries to the same session. Malformed lines are skipped and
-    reported (--strict refuses the file)."""
+    """Import PATH: a file, or every transcript under a folder (~/.claude/projects,
+    ~/.codex/sessions, ~/.pi/agent/sessions, ~/.local/share/opencode/storage, ~/.gemini/tmp),
+    or - for stdin. Importing a file again adds nothing; a transcript that grew adds its new
+    entries to the same session. Malformed lines are skipped and reported (--strict refuses
+    the file). The report has one line per session."""
     if str(path) == "-":
         text = sys.stdin.read()
         session = app.store.import_session(
@@ -712,7 +713,9 @@ def _figures(app: Cli, imported: ImportedSession) -> _Figures:
 
 
 def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
-    rows = [(imported, _figures(app, imported)) for imported in result.sessions]
+    # one row per session, however many of the files were of it (a transcript copied as it
+    # grew): what they wrote to it together, and the session as the import left it
+    rows = [(imported, _figures(app, imported)) for imported in result.per_session]
     if as_json:
         app.json(
             {

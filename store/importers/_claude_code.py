@@ -21,7 +21,9 @@ What maps to what:
   `queued_command` attachment, or only as a `queue-operation` that enqueued it and took it
   off the queue; both become the user message it was.
 - **sidechains and subagents** (`isSidechain` entries, `<session>/subagents/agent-<id>.jsonl`)
-  are sessions of their own, linked to the tool call that started them.
+  are sessions of their own, linked to the tool call that started them: one per agent id, or,
+  in Claude Code 1.0.x files (no agent ids, each subagent's conversation inline), one per
+  conversation, linked to the Task call whose prompt its first entry holds (`_Sidechains`).
 - **everything else** (`summary`, `custom-title`, `file-history-snapshot`, `queue-operation`,
   `progress`, system entries, attachments) is a record: in the log, never in the context.
 - A **malformed line** (not JSON, not an object, no `type`, a message without content, a file
@@ -137,7 +139,7 @@ def claude_code_transcript(
         side.out.source_id = f"{source_id}/agent-{agent}"
         children.append((agent, side))
     for agent, side in children:
-        side.out.parent = Link(source_id, main.calls.get(agent))
+        side.out.parent = Link(source_id, main.calls.get(agent) or read.calls.get(agent))
         if side.out.size:
             transcript.children.append(side.out)
         else:
@@ -172,6 +174,8 @@ def looks_like_claude_code(value: Any) -> bool:
         return False
     if isinstance(value.get("loglines"), list):
         return True
+    if "projectHash" in value:  # Gemini CLI's session metadata: no Claude Code entry has one
+        return False
     return "sessionId" in value or "parentUuid" in value or value.get("type") in _RECORDS_ONLY
 
 
@@ -186,6 +190,7 @@ class _Read:
     skipped: list[Skipped]
     session: str | None
     agent: str | None
+    calls: dict[str, str]  # sidechain -> the Task call whose prompt started it
 
 
 def _plan(
@@ -236,10 +241,12 @@ def _read_twice(
             return value
 
     main = reader(strict)
+    main.positional = export is not None
     sides: dict[str, _Reader] = {}
     session: str | None = None
     agent_id: str | None = None
     on_side: dict[int, _Reader] = {}  # a sidechain's lines (few): the rest are the main's
+    sidechains = _Sidechains()
     last = 0  # the last line the first pass read as an entry
     for number, offset, entry in entries(skip):
         last = number
@@ -248,11 +255,13 @@ def _read_twice(
         if agent_id is None and isinstance(entry.get("agentId"), str):
             agent_id = entry["agentId"]
         if split and entry.get("isSidechain") is True:
-            agent = entry.get("agentId")
-            key = agent if isinstance(agent, str) else "sidechain"
+            key = sidechains.conversation(entry)
             if key not in sides:
                 sides[key] = reader(False)  # a sidechain's bad lines never refuse the file
+                sides[key].positional = main.positional
             on_side[number] = sides[key]
+        elif split:
+            sidechains.main_entry(entry)
         on_side.get(number, main).plan(number, offset, entry, entry_at)
     for found in lines.skipped:
         if strict:
@@ -270,7 +279,80 @@ def _read_twice(
             on_side.get(number, main).read(entry, number)
     for side in (main, *sides.values()):
         side.finish()
-    return _Read(main, sides, skipped, session, agent_id)
+    return _Read(main, sides, skipped, session, agent_id, sidechains.calls)
+
+
+_TASK_TOOLS = ("Task", "Agent")
+"""The tools that start a subagent (Claude Code renamed `Task` to `Agent`)."""
+
+
+@dataclass(slots=True)
+class _Sidechains:
+    """Which conversation each sidechain entry of a file belongs to, and the Task call that
+    started it, read in the first pass.
+
+    A subagent's entries name it (`agentId`, Claude Code 2.x). Claude Code 1.0.x names none:
+    each subagent's conversation is written into the main file, interleaved with the others
+    when they run in parallel, as a chain of `parentUuid`s from a root entry (no parent) that
+    holds the prompt its Task call gave. An entry joins its parent's conversation (an entry of
+    a file without parents, the latest one); a root starts a new one, named `sidechain`,
+    `sidechain-2`... in the order they start (a file is only appended to: a re-import names
+    them the same), and linked to the first Task call of the main conversation, made before
+    it and not linked yet, whose prompt it holds."""
+
+    of_entry: dict[str, str] = field(default_factory=dict)  # sidechain entry uuid -> its own
+    named: set[str] = field(default_factory=set)  # the conversations started so far
+    started: int = 0  # conversations started without an agent id
+    latest: str | None = None
+    tasks: list[tuple[str, str]] = field(default_factory=list)  # (prompt, call id), unlinked
+    calls: dict[str, str] = field(default_factory=dict)  # conversation -> the call starting it
+
+    def main_entry(self, entry: Json) -> None:
+        """An entry of the main conversation: the Task calls it makes."""
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if entry.get("type") != "assistant" or not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            given = block.get("input")
+            prompt = given.get("prompt") if isinstance(given, dict) else None
+            call_id = block.get("id")
+            task = block.get("name") in _TASK_TOOLS and isinstance(call_id, str) and call_id
+            if task and isinstance(prompt, str):
+                self.tasks.append((prompt.strip(), str(call_id)))
+
+    def conversation(self, entry: Json) -> str:
+        """The conversation a sidechain entry belongs to (its agent id, when it names one)."""
+        agent, parent, uuid = entry.get("agentId"), entry.get("parentUuid"), entry.get("uuid")
+        if isinstance(agent, str) and agent:
+            key, new = agent, agent not in self.named
+        elif isinstance(parent, str) and parent in self.of_entry:
+            key, new = self.of_entry[parent], False
+        elif "parentUuid" not in entry and self.latest is not None:
+            key, new = self.latest, False
+        else:
+            self.started += 1
+            key = "sidechain" if self.started == 1 else f"sidechain-{self.started}"
+            new = True
+        if new:
+            self.named.add(key)
+            self._link(key, entry)
+        if isinstance(uuid, str) and uuid:
+            self.of_entry[uuid] = key
+        if not (isinstance(agent, str) and agent):
+            self.latest = key
+        return key
+
+    def _link(self, key: str, entry: Json) -> None:
+        prompt = _prompt_text(entry)
+        if prompt is None:
+            return
+        found = next((task for task in self.tasks if task[0] == prompt.strip()), None)
+        if found is not None:
+            self.tasks.remove(found)
+            self.calls[key] = found[1]
 
 
 def _export(lines: TranscriptLines) -> list[Json] | None:
@@ -388,6 +470,11 @@ class _Reader:
     queue: deque[tuple[str, int]] = field(default_factory=deque)  # text, line it was queued
     boundary: Json | None = None  # the compact_boundary the next summary closes
     calls: dict[str, str] = field(default_factory=dict)  # subagent id -> the call starting it
+    positional: bool = False
+    """Whether an entry without a `uuid` is keyed by its position (`line:<n>`, as its records
+    are): the web export's entries have none, and its loglines are only ever appended to, so
+    a re-import finds the same keys. A JSONL line without one is malformed (every version of
+    Claude Code writes it)."""
 
     def plan(self, number: int, offset: int, entry: Json, entry_at: Callable[[int], Json]) -> None:
         """What reading in file order needs to know of later lines: where each response's
@@ -456,7 +543,10 @@ class _Reader:
 
     def _message(self, entry: Json, kind: str, line: int) -> None:
         what = "an assistant line" if kind == "assistant" else "a user line"
-        uuid = string(entry, "uuid", what, line)
+        if self.positional and "uuid" not in entry:
+            uuid = f"line:{line}"
+        else:
+            uuid = string(entry, "uuid", what, line)
         if not uuid:
             raise ImportRefused(f"{what} has an empty 'uuid'", line)
         message = entry.get("message")

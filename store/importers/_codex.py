@@ -20,7 +20,12 @@ What maps to what:
   `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call`...): one assistant
   message, each item verbatim in its part's `native` (`OPENAI_RESPONSES`); reasoning keeps its
   `encrypted_content` and shows as text only its summary; usage from the `token_count` event
-  that ends the response;
+  that ends the response. The message is at its first item's time, and the message's `native`
+  keeps each item's (`{"timestamps": [...]}`, one per part, as the lines wrote them): a
+  response is not split into a message per item, since its items must stay together (a
+  reasoning item is refused without the item it produced; a revert, a compaction or a prune
+  keeps or removes a response whole), and what the rollout recorded between its items
+  (events) follows it at its own times, so the log's times still only go forward;
 - `function_call_output`, `custom_tool_call_output`: a tool message, the result of its call
   (by `call_id`), the item in the message's `native`; output content items are its blocks;
 - a `user` message: a user message (text and images), the item verbatim in its `native`;
@@ -39,6 +44,9 @@ What maps to what:
 
 `event_msg` lines that repeat a message are records, not messages: the message is imported
 once, and the event, which can hold more (the user's images, the text as typed), is not lost.
+A prompt that only a `user_message` event records (Codex Desktop writes no user message item)
+is the user message, built from the event (its text and images), in the event's place
+(`_Prompt`).
 
 Keys: an item's own `id` (Codex writes them in newer versions) when it is the first with it,
 else `line-<n>`, the line number (a rollout is only appended to). An assistant message is
@@ -53,6 +61,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from pydantic import JsonValue
 
 from sessionstore.events import (
     OPENAI_RESPONSES,
@@ -92,12 +102,21 @@ from sessionstore.importers._codex_meta import (
     timestamp,
     title_of,
 )
-from sessionstore.importers._common import Json, at_line, counted, message_tokens
+from sessionstore.importers._common import (
+    Json,
+    at_line,
+    counted,
+    file_from_url,
+    message_tokens,
+)
 from sessionstore.importers._transcript import Entry, Spool, Transcript
 
 FORMAT = "codex"
 INJECTED = "codex.injected"
 """The api of an injected user message's `native`: a Responses item Codex wrote itself."""
+PROMPT_EVENT = "codex.event_msg.user_message"
+"""The api of the `native` of a prompt read from its `user_message` event (the rollout has no
+item for it): the event's payload."""
 IGNORED = "codex.ignored."
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -181,6 +200,24 @@ class _Response:
     time: datetime | None
     held: list[Entry] = field(default_factory=list)
     parts: list[Part] = field(default_factory=list)
+    times: list[str | None] = field(default_factory=list)  # each item's line's, as written
+
+
+@dataclass(slots=True)
+class _Prompt:
+    """A prompt only an `event_msg` `user_message` has shown yet. Codex writes a prompt twice,
+    as the `response_item` user message the model was sent and as that event, the item first
+    (the event first in older versions); some rollouts (Codex Desktop's) have only the event.
+    So it waits for what comes next: a user message item (then that item is the message, the
+    event stays a record), or anything the model or a tool says (then the prompt, built from
+    the event, is the message, in the event's place). What the rollout records meanwhile is
+    held and follows it, the live context entries of held messages too (`live`)."""
+
+    message: Message
+    key: str
+    time: datetime | None
+    held: list[Entry] = field(default_factory=list)
+    live: list[tuple[str, str, int, list[bytes], bool]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -192,6 +229,10 @@ class _Rollout:
     # history, whether it starts a user turn): off the heap, they grow with the file
     index: RolloutIndex = field(default_factory=RolloutIndex)
     response: _Response | None = None
+    prompt: _Prompt | None = None
+    typed: list[str] = field(default_factory=list)
+    """The texts of the prompts read as user message items since the model last spoke, no
+    `user_message` event repeating them yet (the item goes first in Codex now)."""
     source_id: str | None = None
     read_any: bool = False
 
@@ -269,11 +310,65 @@ class _Rollout:
             self._end_response(
                 response_usage(payload.get("info")) if kind == "token_count" else None
             )
+        if kind == "user_message":
+            self._waited()  # a prompt still waiting for its item has none
+        elif kind == "thread_rolled_back":
+            self._said()
         self._add(key, record, time)
+        if kind == "user_message":
+            self._typed_event(payload, key, time)
         if kind == "thread_rolled_back":
             turns = payload.get("num_turns")
             if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0:
                 self._roll_back(turns, key, time)
+
+    # prompts
+
+    def _typed_event(self, payload: Json, key: str, time: datetime | None) -> None:
+        """A `user_message` event: it repeats a prompt read as an item since the model last
+        spoke (the same text, else the first), or it is a prompt that waits (`_Prompt`)."""
+        typed = payload.get("message")
+        if not isinstance(typed, str):
+            return
+        if self.typed:
+            self.typed.remove(typed if typed in self.typed else self.typed[0])
+            return
+        images = payload.get("images")
+        shown = [url for url in images if isinstance(url, str)] if isinstance(images, list) else []
+        prompt_id = f"{key}.prompt"
+        parts = counted(
+            [TextPart(text=typed), *(file_from_url(url) for url in shown)],
+            self.encoding,
+            prompt_id,
+        )
+        native = Native(api=PROMPT_EVENT, value=payload)
+        message = Message(id=prompt_id, role="user", parts=parts, native=native)
+        self.prompt = _Prompt(message, prompt_id, time)
+
+    def _said(self) -> None:
+        """The model or a tool speaks: a waiting prompt had no item, so it is the message; the
+        prompts read as items are past being repeated."""
+        self.typed.clear()
+        self._waited()
+
+    def _waited(self) -> None:
+        """The prompt waiting for its item (if any) has none: it is the user message."""
+        prompt, self.prompt = self.prompt, None
+        if prompt is None:
+            return
+        message = prompt.message
+        if self.out.title is None:
+            self.out.title = title_of(message)
+        self._take(prompt.key)
+        self.out.add(prompt.key, MessageAppended(message=message), prompt.time)
+        self.index.live(message.id, "user", message_tokens(message), [], True)
+        self._release(prompt)
+
+    def _release(self, prompt: _Prompt) -> None:
+        for entry in prompt.held:
+            self.out.add(entry.key, entry.payload, entry.time)
+        for live in prompt.live:
+            self.index.live(*live)
 
     # response items
 
@@ -291,7 +386,8 @@ class _Rollout:
             key = own
         role = item.get("role")
         if (kind == "message" and role == "assistant") or kind in ASSISTANT_ITEMS:
-            self._model_item(item, key, time)
+            written = line.get("timestamp") if line is not item else None
+            self._model_item(item, key, time, written if isinstance(written, str) else None)
         elif kind in OUTPUTS:
             call_id = item.get("call_id")
             name = self.index.tool_name(call_id) if isinstance(call_id, str) else None
@@ -299,17 +395,20 @@ class _Rollout:
             native = Native(api=OPENAI_RESPONSES, value=kept)
             parts = counted([result], self.encoding, key)
             self._end_response()
+            self._said()
             self._message(Message(id=key, role="tool", parts=parts, native=native), key, time)
         elif kind == "message" and role in ("user", *SYSTEM_ROLES):
             self._input_message(item, str(role), key, time)
         elif kind in INPUT_ITEMS:
             parts = counted([input_item_part(item)], self.encoding, key)
             self._end_response()
+            self._said()
             self._message(Message(id=key, role="user", parts=parts), key, time)
         else:  # a harness item (ghost_snapshot), or one newer than this code: not sent
             self.rollout_record(f"codex.response_item.{kind}", key, time, line)
 
-    def _model_item(self, item: Json, key: str, time: datetime | None) -> None:
+    def _model_item(self, item: Json, key: str, time: datetime | None, written: str | None) -> None:
+        self._said()
         response = self.response
         prefix, start = (key, 0) if response is None else (response.key, len(response.parts))
         [part] = counted([assistant_part(item)], self.encoding, prefix, start)
@@ -319,17 +418,22 @@ class _Rollout:
         if isinstance(part, ToolCallPart):
             self.index.tool(part.call_id, part.name)
         response.parts.append(part)
+        response.times.append(written)
 
     def _end_response(self, usage: Usage | None = None) -> None:
         response, self.response = self.response, None
         if response is None:
             return
+        # each item's time, as its line gave it: the message is at its first item's
+        envelope: dict[str, JsonValue] = {}
+        if any(written is not None for written in response.times):
+            envelope["timestamps"] = list(response.times)
         message = Message(
             id=response.key,
             role="assistant",
             parts=tuple(response.parts),
             usage=usage,
-            native=Native(api=OPENAI_RESPONSES, value={}),
+            native=Native(api=OPENAI_RESPONSES, value=envelope),
         )
         self.out.add(response.key, MessageAppended(message=message), response.time)
         for entry in response.held:
@@ -343,6 +447,12 @@ class _Rollout:
         native = Native(api=INJECTED if injected else OPENAI_RESPONSES, value=item)
         message = Message(id=key, role=ours, parts=parts, native=native)
         self._end_response()
+        if role == "user" and not injected:
+            prompt, self.prompt = self.prompt, None
+            if prompt is not None:  # the event went first: this item is the message
+                self._release(prompt)
+            else:
+                self.typed.append(_typed_text(message))
         if role == "user" and not injected and self.out.title is None:
             self.out.title = title_of(message)
         self._message(message, key, time, turn=role == "user" and not injected, item=item)
@@ -356,9 +466,13 @@ class _Rollout:
         turn: bool = False,
         item: Json | None = None,
     ) -> None:
-        self._add(key, MessageAppended(message=message), time)
         items = [_json(item)] if item is not None else _items(message)
-        self.index.live(message.id, message.role, message_tokens(message), items, turn)
+        live = (message.id, message.role, message_tokens(message), items, turn)
+        self._add(key, MessageAppended(message=message), time)
+        if self.prompt is not None:  # it follows the waiting prompt, in the context too
+            self.prompt.live.append(live)
+        else:
+            self.index.live(*live)
 
     def _take(self, key: str) -> None:
         """`key` is taken: an item with it as its id is keyed by its line. Only an item's own
@@ -370,6 +484,8 @@ class _Rollout:
         self._take(key)
         if self.response is not None:
             self.response.held.append(Entry(key, payload, time))
+        elif self.prompt is not None:
+            self.prompt.held.append(Entry(key, payload, time))
         else:
             self.out.add(key, payload, time)
 
@@ -390,6 +506,7 @@ class _Rollout:
             raise Malformed("a compacted line's replacement_history is not a list of items")
         record = rollout_record("codex.compacted", key, line)
         self._end_response()  # whatever comes of this line, that response has ended
+        self._said()
         summary_id = f"{key}.summary"
         if history is not None:
             kept, added = self._repeated(history)
@@ -465,6 +582,7 @@ class _Rollout:
 
     def finish(self, name: str | None) -> Transcript:
         self._end_response()
+        self._said()
         if not self.read_any:
             raise ImportRefused("no line is a Codex rollout's")
         source_id = self.source_id or id_from_name(name)
@@ -473,6 +591,11 @@ class _Rollout:
         self.out.source_id = source_id
         self.out.live_messages, self.out.live_tokens = self.index.live_figures()
         return self.out
+
+
+def _typed_text(message: Message) -> str:
+    """A prompt's text as its `user_message` event gives it: its text inputs, joined."""
+    return "".join(part.text for part in message.parts if isinstance(part, TextPart))
 
 
 def _items(message: Message) -> list[bytes]:

@@ -5,8 +5,9 @@ A format recognises a file by its first lines (each agent's first record has a s
 own), reads a file's lines (`TranscriptLines`, one at a time: a file can be longer than
 memory) into `Transcript`s whose entries are spooled to temporary files, and names the files
 of its sessions under a folder (`~/.claude/projects`, `~/.codex/sessions`,
-`~/.pi/agent/sessions`), so `sessionstore import FOLDER` finds them. A JSON document (an
-OpenCode export, a Claude Code web export) is one value, read whole. OpenCode's storage
+`~/.pi/agent/sessions`, `~/.gemini/tmp`), so `sessionstore import FOLDER` finds them. A JSON
+document (an OpenCode export, a Claude Code web export, an older Gemini CLI session, a Gemini
+CLI checkpoint) is one value, read whole. OpenCode's storage
 folder (session, message and part files) is read per session: `opencode_storage`.
 """
 
@@ -20,6 +21,11 @@ from typing import Any
 
 from sessionstore.importers._claude_code import claude_code_transcript, looks_like_claude_code
 from sessionstore.importers._codex import codex_transcript, looks_like_codex
+from sessionstore.importers._gemini_cli import (
+    gemini_cli_subagents,
+    gemini_cli_transcript,
+    looks_like_gemini_cli,
+)
 from sessionstore.importers._lines import FileLines, TranscriptLines, head_lines
 from sessionstore.importers._opencode import looks_like_opencode, opencode_transcript
 from sessionstore.importers._pi import looks_like_pi, pi_transcript
@@ -93,6 +99,15 @@ FORMATS: dict[str, Format] = {
             opencode_transcript("\n".join(_texts(lines)), encoding)
         ],
         patterns=("*.json",),
+    ),
+    "gemini-cli": Format(
+        "gemini-cli",
+        lambda value, _: looks_like_gemini_cli(value),
+        lambda lines, encoding, name, companions: _with_bad_lines(
+            gemini_cli_transcript(lines, encoding, name, companions, spool=True), lines
+        ),
+        patterns=("*.jsonl", "*.json"),  # sessions (older ones one JSON document), checkpoints
+        companions=gemini_cli_subagents,
     ),
 }
 

@@ -4,10 +4,11 @@ Each transcript is one session named by its format and the agent's own session i
 entry an event named by its key (`session_id_for`, `event_id_for`). A session that is not in the
 store yet is written with the transcript's own times, a batch at a time (`_BATCH_EVENTS`, one
 transaction each), so memory holds a batch, never the session. One that is gets only the
-entries whose events it does not hold, appended after its head a batch at a time: importing
-the same file twice writes nothing, a transcript that grew adds its new entries to the same
-session, and an import cut short (a crash, a file that ran out of memory) is completed by
-importing the file again.
+entries whose events it does not hold, appended after its head a batch at a time, at the
+transcript's times too: importing the same file twice writes nothing, a transcript that grew
+adds its new entries to the same session (the same events, times and hashes as importing the
+grown file once), and an import cut short (a crash, a file that ran out of memory) is
+completed by importing the file again.
 
 A file is read a line at a time (`FileLines`): a line that is not UTF-8 is skipped and reported
 with its number, like a line that is not JSON; a file that cannot be read at all is reported
@@ -96,14 +97,38 @@ class ImportedSession:
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     """What an import did: the sessions it created or added to, and what it skipped (lines of
-    the files it read; files it could not read, with no line)."""
+    the files it read; files it could not read, with no line).
+
+    `sessions` has one row per file and session it wrote to (or found complete): two files
+    of one session (a transcript copied as it grew) are two rows of the same session.
+    `session_ids` and `per_session` name each session once."""
 
     sessions: tuple[ImportedSession, ...]
     files_skipped: tuple[Skipped, ...] = ()
 
     @property
     def session_ids(self) -> list[str]:
-        return [s.session_id for s in self.sessions]
+        """The sessions the import wrote to or found complete, each once, in order."""
+        return list(dict.fromkeys(s.session_id for s in self.sessions))
+
+    @property
+    def per_session(self) -> tuple[ImportedSession, ...]:
+        """One row per session: `created` when a file of the import created it, the events
+        every file wrote to it, their skipped lines, and the figures of the last file's (the
+        session as the import left it; `None` when that file's reader could not say)."""
+        rows: dict[str, ImportedSession] = {}
+        for row in self.sessions:
+            before = rows.get(row.session_id)
+            if before is None:
+                rows[row.session_id] = row
+                continue
+            rows[row.session_id] = replace(
+                row,
+                created=before.created or row.created,
+                events_written=before.events_written + row.events_written,
+                skipped=(*before.skipped, *row.skipped),
+            )
+        return tuple(rows.values())
 
     @property
     def created(self) -> list[str]:
@@ -170,8 +195,9 @@ def _write_one(
             transcript.format, transcript.parent.parent_source_id
         )
         origin["call_id"] = transcript.parent.call_id
-    if log.recorder.head(session_id) is not None:
-        return _write_more(log, transcript, session_id, origin)
+    found = log.recorder.head(session_id)
+    if found is not None:
+        return _write_more(log, transcript, session_id, origin, found)
     if not transcript.size:
         raise ImportRefused(f"the {transcript.format} transcript holds nothing to import")
     started = SessionStarted(
@@ -189,32 +215,16 @@ def _write_one(
     first = transcript.first_time
     written = 0
     head: Head | None = None
-    previous = first or log.now()
     for batch, times in _encoded_batches(log, transcript, session_id):
         if head is None:
             batch = [*log.encode([opening, imported]), *batch]
             times = [first, first, *times]
-        kept = []
-        for time in times:
-            previous = max(time or previous, previous)
-            kept.append(previous)
-        bodies = (b for item in batch for b in item.bodies)
-        if head is None:
+            kept = _dated(times, first or log.now())
             links = chain(session_id, batch, 0, GENESIS_HASH, kept)
-            insert_links(log.recorder, session_id, links, bodies)
+            insert_links(log.recorder, session_id, links, (b for i in batch for b in i.bodies))
+            head = Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
         else:
-            links = chain(session_id, batch, head.seq, head.hash, kept)
-            rows = [
-                event_row(session_id, link, item.payload_json)
-                for link, item in zip(links, batch, strict=True)
-            ]
-            try:
-                log.recorder.write(session_id, head, rows, None, pack_all(bodies))
-            except LostRace:
-                raise ImportRefused(
-                    f"{session_id} changed while it was imported: import the file again"
-                ) from None
-        head = Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
+            head = _write_after(log, session_id, head, batch, times)
         written += len(batch)
     return ImportedSession(
         session_id,
@@ -227,6 +237,42 @@ def _write_one(
         live_messages=transcript.live_messages,
         live_tokens=transcript.live_tokens,
     )
+
+
+def _dated(times: Sequence[datetime | None], previous: datetime) -> list[datetime]:
+    """When each event of a transcript is recorded: when it happened, unless that is before
+    the event before it (a log's times only go forward), or, when the transcript does not
+    say, when the event before it was."""
+    kept = []
+    for time in times:
+        previous = max(time or previous, previous)
+        kept.append(previous)
+    return kept
+
+
+def _write_after(
+    log: EventLog,
+    session_id: str,
+    head: Head,
+    batch: list[Encoded],
+    times: Sequence[datetime | None],
+) -> Head:
+    """`batch` appended after `head` in one transaction, each event at the transcript's time
+    for it (`_dated`, after the head's): so importing a transcript in two steps (it grew
+    between them) writes what importing it once would, the same times and the same hashes."""
+    links = chain(session_id, batch, head.seq, head.hash, _dated(times, head.updated_at))
+    rows = [
+        event_row(session_id, link, item.payload_json)
+        for link, item in zip(links, batch, strict=True)
+    ]
+    bodies = pack_all(body for item in batch for body in item.bodies)
+    try:
+        log.recorder.write(session_id, head, rows, None, bodies)
+    except LostRace:
+        raise ImportRefused(
+            f"{session_id} changed while it was imported: import the file again"
+        ) from None
+    return Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
 
 
 def _encoded_batches(
@@ -249,11 +295,16 @@ def _encoded_batches(
 
 
 def _write_more(
-    log: EventLog, transcript: Transcript, session_id: str, origin: dict[str, JsonValue]
+    log: EventLog,
+    transcript: Transcript,
+    session_id: str,
+    origin: dict[str, JsonValue],
+    head: Head,
 ) -> ImportedSession:
-    """A session the store holds: the entries whose events it lacks (a transcript that grew,
-    or an import cut short) appended after its head, a batch at a time; an entry that
-    changed since is reported and kept as it was, unless it only gained parts."""
+    """A session the store holds (its head `head`): the entries whose events it lacks (a
+    transcript that grew, or an import cut short) appended after its head, a batch at a time,
+    at the transcript's times; an entry that changed since is reported and kept as it was,
+    unless it only gained parts."""
     if not _imported_from(log.read(session_id, 1, 3), origin):  # a session of the caller's
         raise SessionExists(session_id)
 
@@ -264,30 +315,35 @@ def _write_more(
     written = 0
     changed: list[Skipped] = []
     split = False  # a message kept as two (it gained parts since an import): one more live
+    last_key: str | None = None
     for entries in _entry_batches(transcript):
+        last_key = entries[-1].key
         events = [NewEvent(e.payload, event_id_for(session_id, e.key)) for e in entries]
         held = stored([event.event_id for event in events])
         fresh: list[NewEvent] = []
+        times: list[datetime | None] = []
         for entry, event in zip(entries, events, strict=True):
             before = held.get(event.event_id)
             if before is None:
                 fresh.append(event)
+                times.append(entry.time)
             elif before != event.payload:
                 grown = _continuation(session_id, entry.key, before, event.payload, stored)
                 if grown is not None:
                     fresh += grown
+                    times += [entry.time] * len(grown)
                     split = True
                 else:
                     changed.append(
                         Skipped(None, f"{entry.key} changed since it was imported: kept as it was")
                     )
         if fresh:
-            log.append(session_id, fresh, None)
+            head = _write_after(log, session_id, head, log.encode(fresh), times)
             written += len(fresh)
-    head = log.recorder.head(session_id)
     # the transcript's live context is the session's unless the session keeps entries
-    # otherwise than the transcript has them
-    same = not changed and not split
+    # otherwise than the transcript has them, or holds more after them (another file of it,
+    # longer, was imported before this one)
+    same = not changed and not split and _ends_at(log, session_id, head, last_key)
     return ImportedSession(
         session_id,
         transcript.format,
@@ -295,10 +351,18 @@ def _write_more(
         created=False,
         events_written=written,
         skipped=(*transcript.skipped, *changed),
-        events=head.seq if head is not None else None,
+        events=head.seq,
         live_messages=transcript.live_messages if same else None,
         live_tokens=transcript.live_tokens if same else None,
     )
+
+
+def _ends_at(log: EventLog, session_id: str, head: Head, last_key: str | None) -> bool:
+    """Whether the session's newest event is the transcript's last entry."""
+    if last_key is None:
+        return False
+    [newest] = log.read(session_id, head.seq, head.seq)
+    return newest.event_id == event_id_for(session_id, last_key)
 
 
 def _entry_batches(transcript: Transcript) -> Iterator[list[Entry]]:

@@ -63,7 +63,9 @@ from sessionstore.storage import (
     resolve_url,
 )
 
-ImportFormat = Literal["sessionstore", "openai", "claude-code", "codex", "pi", "opencode"]
+ImportFormat = Literal[
+    "sessionstore", "openai", "claude-code", "codex", "pi", "opencode", "gemini-cli"
+]
 """The formats text can be imported from; a `Path` also takes every format of `FORMATS`."""
 
 DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024

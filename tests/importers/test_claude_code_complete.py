@@ -13,10 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionstore import ImportRefused, SessionStore
-from sessionstore.events import ContextCompacted, MessageAppended, MessagesReverted, RecordAppended
+from sessionstore.events import (
+    ContextCompacted,
+    MessageAppended,
+    MessagesReverted,
+    RecordAppended,
+    ToolCallPart,
+)
 from sessionstore.importers._claude_code import claude_code_transcript
 from sessionstore.importers._transcript import Transcript
-from sessionstore.projections import Context
+from sessionstore.projections import Context, LiveToolResult
 from tests.providers.fake_anthropic import validate_messages
 from tests.providers.request_types import check_anthropic, check_chat
 
@@ -252,6 +258,114 @@ def test_the_web_export_imports_like_the_file(tmp_path: Path) -> None:
     store, context = live(tmp_path, web, "web.json")
     assert [m.id for m in context.messages] == ["u1", "a1", "r1", "r2", "a5"]
     store.close()
+
+
+def inline_sidechains() -> list[Json]:
+    """Claude Code 1.0.x: two Task calls run in parallel, their subagents' conversations
+    written into the main file (`isSidechain`, no `agentId`), interleaved, each rooted at the
+    prompt its Task call gave; the second call's subagent starts first."""
+    tasks = [
+        {"type": "tool_use", "id": "t1", "name": "Task",
+         "input": {"description": "types", "prompt": "Write the types", "subagent_type": "x"}},
+        {"type": "tool_use", "id": "t2", "name": "Task",
+         "input": {"description": "tests", "prompt": "Write the tests", "subagent_type": "x"}},
+    ]  # fmt: skip
+
+    def side(uuid: str, parent: str | None, content: Any, n: int) -> Json:
+        if isinstance(content, str) or content[0]["type"] == "tool_result":
+            return entry("user", uuid, parent, content, n, isSidechain=True)
+        extra = {"message": {"id": f"msg_{uuid}", "model": "claude-sonnet-4"}}
+        return entry("assistant", uuid, parent, content, n, isSidechain=True, **extra)
+
+    def text(words: str) -> list[Json]:
+        return [{"type": "text", "text": words}]
+
+    return [
+        entry("user", "u1", None, "Add types and tests", 0),
+        said("a1", "u1", "msg_1", tasks[0], 1),
+        said("a2", "a1", "msg_1", tasks[1], 2),
+        side("s2a", None, "Write the tests", 3),  # t2's subagent
+        side("s1a", None, "Write the types", 4),  # t1's subagent
+        side("s2b", "s2a", [use("t9", "/r/test.py")], 5),
+        side("s1b", "s1a", text("Types written."), 6),
+        side("s2c", "s2b", result("t9", "def test(): ..."), 7),
+        side("s2d", "s2c", text("Tests written."), 8),
+        entry("user", "r1", "a2", result("t1", "Types written."), 9),
+        entry("user", "r2", "r1", result("t2", "Tests written."), 10),
+        said("a3", "r2", "msg_2", {"type": "text", "text": "Both done."}, 11),
+    ]
+
+
+def test_inline_sidechains_are_one_session_each_linked_to_their_task_call(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_text(jsonl(inline_sidechains()))
+    main = f"claude-code-{SESSION}"
+    with SessionStore("sqlite://") as store:
+        result = store.import_session(path)
+        assert result.session_ids == [main, f"{main}/agent-sidechain", f"{main}/agent-sidechain-2"]
+        sides = {}
+        for session_id in result.session_ids[1:]:
+            session = store.session(session_id)
+            origin = session.state()["imported_from"]
+            assert isinstance(origin, dict)
+            assert origin["parent_session_id"] == main
+            sides[origin["call_id"]] = [m.id for m in session.context().messages]
+        assert sides == {"t2": ["s2a", "s2b", "s2c", "s2d"], "t1": ["s1a", "s1b"]}
+        assert [m.id for m in store.session(main).context().messages] == [
+            "u1", "a1", "r1", "r2", "a3",
+        ]  # fmt: skip
+        again = store.import_session(path)
+        assert (again.created, again.events_written) == ([], 0)
+
+
+def web_export_without_ids() -> str:
+    """The web export as it is shared (`{"loglines": [...]}`): entries with a type, a time and
+    a message, but no `uuid`, `parentUuid` nor `sessionId`."""
+    write = {"type": "tool_use", "id": "t1", "name": "Write", "input": {"path": "add.py"}}
+    loglines = [
+        {"type": "summary", "summary": "Adding numbers", "leafUuid": None},
+        {"type": "user", "timestamp": T.format(0),
+         "message": {"role": "user", "content": "Write add.py"}},
+        {"type": "assistant", "timestamp": T.format(1),
+         "message": {"role": "assistant", "model": "claude-sonnet-4-5",
+                     "content": [{"type": "text", "text": "Writing it."}, write]}},
+        {"type": "user", "timestamp": T.format(2),
+         "message": {"role": "user", "content": result("t1", "written")}},
+        {"type": "assistant", "timestamp": T.format(3),
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}},
+    ]  # fmt: skip
+    return json.dumps({"loglines": loglines})
+
+
+def test_a_web_export_without_ids_is_keyed_by_position(tmp_path: Path) -> None:
+    path = tmp_path / "shared.json"
+    path.write_text(web_export_without_ids())
+    with SessionStore("sqlite://") as store:
+        result = store.import_session(path)
+        assert result.created == ["claude-code-shared"]
+        assert result.skipped == []
+        session = store.session("claude-code-shared")
+        assert session.header.title == "Adding numbers"
+        context = session.context()
+        assert [(m.role, m.id) for m in context.messages] == [
+            ("user", "line:2"),
+            ("assistant", "line:3"),
+            ("tool", "line:4"),
+            ("assistant", "line:5"),
+        ]
+        call = context.messages[1].parts[1]
+        answer = context.messages[2].parts[0]
+        assert isinstance(call, ToolCallPart) and isinstance(answer, LiveToolResult)
+        assert (answer.call_id, answer.name, answer.output) == ("t1", "Write", "written")
+        assert [e.recorded_at.minute for e in store.read("claude-code-shared")][-4:] == [0, 1, 2, 3]
+        again = store.import_session(path)  # the same ids again: nothing written
+        assert (again.created, again.events_written) == ([], 0)
+        with SessionStore("sqlite://") as elsewhere:
+            elsewhere.import_session(path)
+            hashes = [e.hash for e in elsewhere.read("claude-code-shared")]
+        assert hashes == [e.hash for e in store.read("claude-code-shared")]
 
 
 def test_an_import_exports_and_reimports_with_the_same_hashes(tmp_path: Path) -> None:

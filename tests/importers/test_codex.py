@@ -30,7 +30,8 @@ from sessionstore.events import (
 from sessionstore.importers._codex import codex_transcript, ignored_lines, looks_like_codex
 from sessionstore.importers._import import Header, write_transcript
 from sessionstore.importers._transcript import Transcript
-from tests.providers.request_types import check_anthropic, check_chat, check_responses
+from tests.providers.request_types import check_anthropic, check_chat
+from tests.providers.responses_api import accepted_input
 
 ENCODING = "cl100k_base"
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "codex"
@@ -75,15 +76,37 @@ def recorded_items(path: Path) -> list[Any]:
     return found
 
 
-def check_responses_render(items: list[Any], path: Path) -> None:
-    """`items` is a valid Responses `input`: what the render made is checked with the SDK's
-    own types; what it gives back of Codex's items must be those items exactly, as Codex sent
-    them to the API (Codex leaves out fields the SDK's input types require but the API does
-    not, such as an assistant message's `status`)."""
-    recorded = recorded_items(path)
-    made = [item for item in items if item not in recorded]
-    check_responses(made)
-    assert len(made) < len(items)
+CODEX_WITHOUT_ID = frozenset({"reasoning", "web_search_call", "local_shell_call"})
+"""Codex's items that go back without the `id` Codex never records (`codex-rs` skips it when
+it serialises an item, for its requests as for its rollouts): the SDK's types, which
+describe the items the API returns, require one; the API takes them without, as every
+request of Codex shows."""
+
+
+def check_responses_render(items: list[Any]) -> None:
+    """`items` is a Responses `input` the API takes: each item as the SDK's own types take it,
+    but for what Codex sends and the types ask more of (they describe the items the API
+    returns): an item of `CODEX_WITHOUT_ID` without an id (and a `local_shell_call`'s action
+    with its unset fields written as null), an assistant message with an id but no status.
+    Each such item is taken once given just that."""
+    for item in items:
+        try:
+            accepted_input([item])
+            continue
+        except AssertionError:
+            pass
+        given = dict(item)
+        if item.get("type") == "message":
+            assert item.get("role") == "assistant" and "id" in item and "status" not in item
+            given["status"] = "completed"
+            given["content"] = [{"annotations": [], **part} for part in item["content"]]
+        else:
+            assert item.get("type") in CODEX_WITHOUT_ID and "id" not in item, item
+            given["id"] = "rs_placeholder"
+        if item["type"] == "local_shell_call":
+            action = {key: value for key, value in item["action"].items() if value is not None}
+            given["action"] = {"env": {}, **action}
+        accepted_input([given])
 
 
 def native_values(message: Message) -> list[Any]:
@@ -260,7 +283,7 @@ def test_a_result_s_content_items_are_its_blocks() -> None:
 def test_the_imported_context_renders_for_every_provider(store: SessionStore) -> None:
     context = store.session(imported(store, read(lines_of(ROLLOUT)))).context()
     responses = context.to_responses()
-    check_responses_render(responses, ROLLOUT)
+    check_responses_render(responses)
     check_anthropic(context.to_anthropic())
     check_chat(context.to_openai())
     # the Responses render gives back Codex's own items as they came
@@ -281,13 +304,15 @@ def test_the_pending_call_renders_answered_as_interrupted(store: SessionStore) -
     head = lines_of(ROLLOUT)[:30]  # up to the interrupted call, before the compaction
     context = store.session(imported(store, read(head))).context()
     responses = context.to_responses()
-    check_responses_render(responses, ROLLOUT)
+    check_responses_render(responses)
     check_anthropic(context.to_anthropic())
     assert responses[-1]["call_id"] == "call_D"
     assert responses[-1]["type"] == "function_call_output"
     # reasoning goes back to the Responses API with its encrypted content, and to no other
     by_id = {item.get("id"): item for item in recorded_items(ROLLOUT)}
-    assert [by_id["rs_1"], by_id["fc_1"], by_id["fc_2"]] == responses[4:7]
+    reasoning = {key: value for key, value in by_id["rs_1"].items() if key != "content"}
+    assert by_id["rs_1"]["content"] is None  # null, which the API's input type does not take
+    assert [reasoning, by_id["fc_1"], by_id["fc_2"]] == responses[4:7]
     others = json.dumps([context.to_anthropic(), context.to_openai()])
     assert "enc-" not in others and "Running the tests" not in others
 
@@ -326,10 +351,160 @@ def test_the_old_layout_renders_as_codex_sent_it(store: SessionStore) -> None:
     ).context()
     check_anthropic(context.to_anthropic())
     check_chat(context.to_openai())
-    check_responses_render(context.to_responses(), OLD_ROLLOUT)
+    check_responses_render(context.to_responses())
     raw = [json.loads(line) for line in lines_of(OLD_ROLLOUT)]
-    assert context.to_responses()[-1] == raw[8]
-    assert raw[6] in context.to_responses()
+    assert raw[8]["type"] == "message" and "id" not in raw[8]
+    assert context.to_responses()[-1] == {  # the input message it is: text and role
+        "type": "message",
+        "role": "assistant",
+        "content": raw[8]["content"][0]["text"],
+    }
+    assert raw[6] in context.to_responses()  # the local_shell_call, as Codex sent it
+
+
+def rollout_line(second: int, kind: str, payload: dict[str, Any]) -> str:
+    stamp = f"2026-05-11T10:{second // 60:02d}:{second % 60:02d}.000Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload})
+
+
+def typed(text: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "user_message", "message": text, "images": [], **extra}
+
+
+def user_item(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def answer(text: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text}]
+    return {"type": "message", "role": "assistant", "content": content}
+
+
+def desktop_rollout() -> list[str]:
+    """A rollout as Codex Desktop writes it: the prompts only as `event_msg` `user_message`
+    lines, no `response_item` user message repeating them; then a turn with both, the event
+    first (older CLIs), and one with both, the item first (the CLI now)."""
+    call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}
+    png = "data:image/png;base64,iVBORw0KGgo="
+    return [
+        rollout_line(0, "session_meta", {"id": "s-desktop", "originator": "Codex Desktop"}),
+        rollout_line(1, "event_msg", typed("Summarise the notes", images=[png])),
+        rollout_line(2, "turn_context", {"model": "gpt-5.3-codex"}),
+        rollout_line(3, "response_item", {"type": "reasoning", "summary": [],
+                                          "encrypted_content": "gAAA-1"}),
+        rollout_line(4, "response_item", call),
+        rollout_line(5, "response_item", {"type": "function_call_output", "call_id": "c1",
+                                          "output": "notes"}),
+        rollout_line(6, "response_item", answer("Here is the summary.")),
+        rollout_line(7, "event_msg", typed("Shorter, please")),
+        rollout_line(8, "response_item", answer("Shorter.")),
+        rollout_line(9, "event_msg", typed("Thanks")),
+        rollout_line(10, "response_item", user_item("Thanks")),
+        rollout_line(11, "response_item", answer("You're welcome.")),
+        rollout_line(12, "response_item", user_item("Bye")),
+        rollout_line(13, "event_msg", typed("Bye")),
+        rollout_line(14, "response_item", answer("Bye.")),
+    ]  # fmt: skip
+
+
+def test_prompts_recorded_only_as_events_are_the_user_messages(store: SessionStore) -> None:
+    rollout = read(desktop_rollout(), None)
+    said = [(m.role, m.id, text(m)) for m in messages(rollout) if m.role == "user"]
+    assert said == [
+        ("user", "line-2.prompt", "Summarise the notes"),
+        ("user", "line-8.prompt", "Shorter, please"),
+        ("user", "line-11", "Thanks"),  # the event went first: the item is the message
+        ("user", "line-13", "Bye"),  # the item went first: the event repeats it
+    ]
+    first = messages(rollout)[0]
+    assert [p.type for p in first.parts] == ["text", "file"]
+    assert first.native is not None and first.native.api == "codex.event_msg.user_message"
+    assert rollout.title == "Summarise the notes"
+    assert kinds(rollout).count("codex.event_msg.user_message") == 4  # each event kept
+    order = [e.key for e in rollout.entries]
+    assert order[:4] == ["line-1", "line-2", "line-2.prompt", "line-3"]  # at its event's line
+    context = store.session(imported(store, rollout)).context()
+    assert [m.role for m in context.messages] == [
+        "user", "assistant", "tool", "assistant", "user", "assistant",
+        "user", "assistant", "user", "assistant",
+    ]  # fmt: skip
+    request = context.to_anthropic()
+    check_anthropic(request)
+    assert "continues from here" not in json.dumps(request)
+
+
+def test_each_item_of_a_response_keeps_its_own_time(store: SessionStore) -> None:
+    lines = desktop_rollout()
+    rollout = read(lines, None)
+    [response, *_] = [m for m in messages(rollout) if m.role == "assistant"]
+    assert [p.type for p in response.parts] == ["reasoning", "tool_call"]
+    assert response.native is not None
+    assert response.native.value == {
+        "timestamps": ["2026-05-11T10:00:03.000Z", "2026-05-11T10:00:04.000Z"]
+    }
+    events = store.read(imported(store, rollout))
+    at = {e.payload.message.id: e.recorded_at.second for e in events
+          if isinstance(e.payload, MessageAppended)}  # fmt: skip
+    assert at == {"line-2.prompt": 1, "line-4": 3, "line-6": 5, "line-7": 6,
+                  "line-8.prompt": 7, "line-9": 8, "line-11": 10, "line-12": 11,
+                  "line-13": 12, "line-15": 14}  # fmt: skip
+    times = [e.recorded_at for e in events]
+    assert times == sorted(times)
+
+
+def test_codex_s_own_items_go_back_as_the_api_takes_them(store: SessionStore) -> None:
+    """The items as Codex writes them now (no ids: it never sends them back), sent back as
+    the API takes them: what the SDK's input types take where a form both accept exists."""
+    reasoning: dict[str, Any] = {
+        "type": "reasoning",
+        "summary": [],
+        "content": None,
+        "encrypted_content": "gA-1",
+    }
+    search = {
+        "type": "web_search_call",
+        "status": "completed",
+        "action": {"type": "search", "query": "q", "queries": ["q", "q2"]},
+    }
+    commentary = {**answer("Searching first."), "phase": "commentary"}
+    call = {
+        "type": "function_call",
+        "name": "js",
+        "namespace": "mcp__node__",
+        "arguments": "{}",
+        "call_id": "c1",
+    }
+    patch = {
+        "type": "custom_tool_call",
+        "status": "completed",
+        "call_id": "c2",
+        "name": "apply_patch",
+        "input": "*** Begin Patch",
+    }
+    final = {**answer("Done."), "phase": "final_answer"}
+    outputs = [
+        {"type": "function_call_output", "call_id": "c1", "output": "1"},
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": "ok"},
+    ]
+    said: list[dict[str, Any]] = [reasoning, search, commentary, call, patch, *outputs, final]
+    lines = [
+        rollout_line(0, "session_meta", {"id": "s-items"}),
+        rollout_line(1, "response_item", user_item("Look it up")),
+        *(rollout_line(2 + n, "response_item", item) for n, item in enumerate(said)),
+    ]
+    items = store.session(imported(store, read(lines, None))).context().to_responses()
+    assert items == [
+        user_item("Look it up"),
+        {k: v for k, v in reasoning.items() if k != "content"},  # null: the same as absent
+        search,  # as Codex sends it, without an id
+        {"type": "message", "role": "assistant", "content": "Searching first.",
+         "phase": "commentary"},
+        call,
+        {k: v for k, v in patch.items() if k != "status"},  # in no type of the SDK
+        *outputs,
+        {"type": "message", "role": "assistant", "content": "Done.", "phase": "final_answer"},
+    ]  # fmt: skip
+    check_responses_render(items)
 
 
 def test_a_wrapped_rollout_without_item_ids_is_keyed_by_line() -> None:

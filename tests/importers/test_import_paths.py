@@ -113,8 +113,9 @@ def test_the_command_imports_a_folder_and_reports_what_it_skipped(
 
 def test_every_format_under_one_folder(store: SessionStore) -> None:
     """The fixtures folder holds a Claude Code transcript, two Codex rollouts, two pi sessions,
-    an OpenCode export and an OpenCode storage folder: each is found and recognised, and the
-    storage folder's files are read per session, not as files of their own."""
+    an OpenCode export and an OpenCode storage folder, two Gemini CLI sessions (one with a
+    subagent) and a checkpoint: each is found and recognised, the storage folder's files are
+    read per session, and a subagent's file with its parent's, not as files of their own."""
     fixtures = Path(__file__).parent.parent / "fixtures"
     result = store.import_session(fixtures)
     assert result.skipped == []
@@ -123,21 +124,33 @@ def test_every_format_under_one_folder(store: SessionStore) -> None:
         f"claude-code-{SOURCE_ID}/agent-sidechain",
         "codex-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a604",
         "codex-5973b6c0-94b8-487b-a530-2aeb6098ae0e",
+        "gemini-cli-1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+        "gemini-cli-7a6b5c4d-3e2f-4101-8f9e-8d7c6b5a4f3e",
+        "gemini-cli-9e8d7c6b-5a49-4387-9a1b-2c3d4e5f6a7b",  # its subagent
+        "gemini-cli-checkpoint-before-fix",
         "opencode-ses_6a1f0e2affe0Kq7TnB2xVwYzLp",  # the export
         "opencode-ses_6a1f0e2affe0Kq7TnB2xVwYzLp",  # and the same session in storage: complete
         "opencode-ses_6a1f0e2c4410Hr5MdW8uPq3sTn",  # the storage's subagent
         "pi-0b6f5d3e-7a41-4c8e-9f12-3d5e8a7c1b20",
         "pi-4f3c2b1a-9d8e-4a7b-8c6d-5e4f3a2b1c0d",
     ]
-    assert {s.format for s in result.sessions} == {"claude-code", "codex", "opencode", "pi"}
+    assert {s.format for s in result.sessions} == {
+        "claude-code",
+        "codex",
+        "opencode",
+        "pi",
+        "gemini-cli",
+    }
     assert all(store.verify(s.session_id).ok for s in result.sessions)
     again = store.import_session(fixtures)
     assert (again.events_written, again.created) == (0, [])
     with SessionStore("sqlite://") as elsewhere:  # the same files give the same events
         elsewhere.import_session(fixtures)
         for session_id in result.session_ids:
-            assert [e.hash for e in elsewhere.read(session_id)] == [
-                e.hash for e in store.read(session_id)
+            # a checkpoint records no time: its events are at the import's, hashes and all
+            timeless = session_id == "gemini-cli-checkpoint-before-fix"
+            assert [e.payload if timeless else e.hash for e in elsewhere.read(session_id)] == [
+                e.payload if timeless else e.hash for e in store.read(session_id)
             ]
     only = SessionStore("sqlite://").import_session(fixtures, format="codex")
     assert {s.format for s in only.sessions} == {"codex"} and len(only.sessions) == 2
@@ -175,3 +188,78 @@ def test_a_response_read_while_it_was_written_gets_its_later_blocks(
     [changed] = store.import_session(path).sessions[0].skipped
     assert changed.reason == "u1 changed since it was imported: kept as it was"
     assert changed.file == str(path)
+
+
+CODEX = Path(__file__).parent.parent / "fixtures" / "codex"
+ROLLOUT = next(CODEX.glob("rollout-2025-10*"))
+OLD_ROLLOUT = next(CODEX.glob("rollout-2025-05*"))
+
+
+def copies_of_a_growing_rollout(tmp_path: Path, first: str, second: str) -> Path:
+    """A folder holding the same rollout twice (copied as it grew: `first` holds its first 24
+    lines, `second` all of it) and another session's rollout."""
+    root = tmp_path / "copies"
+    lines = ROLLOUT.read_text().splitlines(keepends=True)
+    for name, kept in ((first, lines[:24]), (second, lines)):
+        (root / name).mkdir(parents=True)
+        (root / name / ROLLOUT.name).write_text("".join(kept))
+    shutil.copy(OLD_ROLLOUT, root / OLD_ROLLOUT.name)
+    return root
+
+
+def one_step(*paths: Path) -> dict[str, tuple[int, int, int, int]]:
+    """(events written, events, live messages, live tokens) of each session when each file is
+    imported once, alone."""
+    found = {}
+    with SessionStore("sqlite://") as once:
+        for path in paths:
+            [imported] = once.import_session(path).sessions
+            context = once.session(imported.session_id).context()
+            found[imported.session_id] = (
+                imported.events_written,
+                context.seq,
+                len(context.messages),
+                context.tokens,
+            )
+    return found
+
+
+def test_a_folder_report_names_each_session_once_with_exact_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = copies_of_a_growing_rollout(tmp_path, "early", "late")
+    expected = one_step(ROLLOUT, OLD_ROLLOUT)
+    cli = Cli(f"sqlite:///{tmp_path / 'cli.db'}", capsys)
+    run = cli("import", str(root))
+    assert run.code == 0, run.err
+    assert run.out.splitlines() == [
+        f"imported {session}: {events} events, {messages} live messages, {tokens:,} tokens"
+        for session, (_, events, messages, tokens) in expected.items()
+    ]
+    written = sum(each[0] for each in expected.values())
+    assert run.err.splitlines() == [f"2 sessions (2 new), {written:,} events written, 0 skipped"]
+
+
+def test_a_shorter_copy_read_last_reports_the_session_not_its_own_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = copies_of_a_growing_rollout(tmp_path, "b-early", "a-late")  # the longer one first
+    [(written, events, _, tokens)] = one_step(ROLLOUT).values()
+    with SessionStore(f"sqlite:///{tmp_path / 'api.db'}") as store:
+        result = store.import_session(root)
+        late, early = [row for row in result.sessions if row.source_id in ROLLOUT.name]
+        assert (late.created, late.events_written) == (True, written)
+        assert (early.events_written, early.events) == (0, events)
+        assert (early.live_messages, early.live_tokens) == (None, None)  # not the session's
+        [merged, _] = result.per_session
+        assert (merged.created, merged.events_written) == (True, written)
+    cli = Cli(f"sqlite:///{tmp_path / 'cli.db'}", capsys)
+    report = json.loads(cli("import", str(root), "--json").out)
+    [row] = [s for s in report["sessions"] if s["source"] in ROLLOUT.name]
+    assert (row["created"], row["events_written"], row["events"], row["tokens"]) == (
+        True,
+        written,
+        events,
+        tokens,
+    )
+    assert len(report["sessions"]) == 2

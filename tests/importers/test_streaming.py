@@ -29,8 +29,17 @@ CLAUDE = FIXTURES / "claude_code_session.jsonl"
 CLAUDE_ID = "claude-code-3c9e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
 CODEX = next((FIXTURES / "codex").glob("rollout-2025-10*"))
 PI = FIXTURES / "pi" / "tree_v3.jsonl"
+GEMINI = FIXTURES / "gemini_cli" / "chats" / "session-2026-05-11T10-00-1f2e3d4c.jsonl"
 ENCODING = "cl100k_base"
 CUT = "not UTF-8 text: the file ends inside a character (the last line is cut off)"
+
+
+def alone(fixture: Path, tmp_path: Path) -> Path:
+    """A copy of `fixture` without the files beside it (a Gemini CLI session's subagents)."""
+    copy = tmp_path / "alone" / fixture.name
+    copy.parent.mkdir(exist_ok=True)
+    copy.write_bytes(fixture.read_bytes())
+    return copy
 
 
 def cut_inside_a_character(text: bytes) -> bytes:
@@ -38,7 +47,9 @@ def cut_inside_a_character(text: bytes) -> bytes:
     return text + b'{"type":"summary","summary":"caf' + "é".encode()[:1]
 
 
-@pytest.mark.parametrize("fixture", [CLAUDE, CODEX, PI], ids=["claude-code", "codex", "pi"])
+@pytest.mark.parametrize(
+    "fixture", [CLAUDE, CODEX, PI, GEMINI], ids=["claude-code", "codex", "pi", "gemini-cli"]
+)
 def test_a_file_cut_inside_a_character_loses_only_its_last_line(
     store: SessionStore, tmp_path: Path, fixture: Path
 ) -> None:
@@ -51,7 +62,7 @@ def test_a_file_cut_inside_a_character_loses_only_its_last_line(
 
     assert [(s.line, s.reason) for s in result.skipped] == [(last, CUT)]
     with SessionStore("sqlite://") as elsewhere:  # the same events as the file before the cut
-        expected = elsewhere.import_session(fixture)
+        expected = elsewhere.import_session(alone(fixture, tmp_path))
         assert result.session_ids == expected.session_ids
         for session_id in result.session_ids:
             assert [e.payload for e in store.read(session_id)] == [
@@ -215,7 +226,9 @@ class WatchedFile:
         return getattr(self._raw, name)
 
 
-@pytest.mark.parametrize("fixture", [CLAUDE, CODEX, PI], ids=["claude-code", "codex", "pi"])
+@pytest.mark.parametrize(
+    "fixture", [CLAUDE, CODEX, PI, GEMINI], ids=["claude-code", "codex", "pi", "gemini-cli"]
+)
 def test_a_transcript_is_read_a_line_at_a_time_never_whole(
     store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture: Path
 ) -> None:
@@ -232,7 +245,7 @@ def test_a_transcript_is_read_a_line_at_a_time_never_whole(
     result = store.import_session(transcript)
 
     with SessionStore("sqlite://") as elsewhere:
-        assert result.created == elsewhere.import_session(fixture).created != []
+        assert result.created == elsewhere.import_session(alone(fixture, tmp_path)).created != []
     assert "whole" not in reads
     longest = max(len(line) for line in fixture.read_bytes().splitlines(keepends=True))
     assert max(n for n in reads if isinstance(n, int)) == longest
@@ -483,7 +496,9 @@ def test_the_import_report_does_not_build_the_live_context_it_reports_on(
     )
 
 
-@pytest.mark.parametrize("fixture", [CLAUDE, CODEX, PI], ids=["claude-code", "codex", "pi"])
+@pytest.mark.parametrize(
+    "fixture", [CLAUDE, CODEX, PI, GEMINI], ids=["claude-code", "codex", "pi", "gemini-cli"]
+)
 def test_an_import_says_the_figures_its_sessions_fold_to(
     store: SessionStore, tmp_path: Path, fixture: Path
 ) -> None:

@@ -82,3 +82,17 @@ def test_an_unreadable_source_id_becomes_a_digest() -> None:
 def test_an_empty_transcript_is_refused(store: SessionStore) -> None:
     with pytest.raises(ImportRefused, match="holds nothing"):
         write_transcript(store._log, transcript(0), Header("cl100k_base"))
+
+
+def test_a_transcript_imported_as_it_grew_equals_one_imported_once(store: SessionStore) -> None:
+    write_transcript(store._log, transcript(3), Header("cl100k_base"))
+    [grown] = write_transcript(store._log, transcript(5), Header("cl100k_base"))
+    assert grown.events_written == 2
+    steps = store.read("codex-0199-abc")
+    assert [e.recorded_at for e in steps[-2:]] == [T0.replace(minute=3), T0.replace(minute=4)]
+    with SessionStore("sqlite://") as once:
+        write_transcript(once._log, transcript(5), Header("cl100k_base"))
+        whole = once.read("codex-0199-abc")
+    assert [(e.event_id, e.recorded_at, e.payload, e.hash) for e in steps] == [
+        (e.event_id, e.recorded_at, e.payload, e.hash) for e in whole
+    ]
