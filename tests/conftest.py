@@ -193,6 +193,65 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 @pytest.fixture
 def store(backend: Backend) -> Iterator[SessionStore]:
+    """A store on the test's database, its schema already created (how it was created is not
+    what a test of the store looks at; tests of migrations open an empty `backend`)."""
+    create_schema(backend)
     opened = SessionStore(backend.url)
     yield opened
     opened.close()
+
+
+_SCHEMA_STATEMENTS: dict[int | None, list[tuple[str, Any]]] = {}
+"""Per layout (hash partitions per table, `None` for plain tables): what a migration to head
+ran on an empty PostgreSQL schema, recorded the first time this process needs it."""
+
+
+def create_schema(backend: Backend) -> None:
+    """Bring the backend's empty database to head, as opening a store does.
+
+    On PostgreSQL, running the Alembic revisions costs most of a small test: loading them,
+    reading the catalog, and waiting for the migration lock, which one server holds for every
+    schema of every process migrating at once (another worker's, or another checkout's run).
+    So the statements a migration ran are recorded once per process and layout, then replayed
+    here in one transaction, taking no lock but the new schema's own.
+    `test_a_replayed_schema_is_the_one_a_migration_creates` proves the two schemas identical.
+    SQLite creates its schema in a few milliseconds, so there the store migrates it."""
+    if backend.name == "sqlite":
+        SessionStore(backend.url).close()
+        return
+    engine = backend.raw_engine()
+    try:
+        with engine.begin() as conn:
+            for statement, parameters in schema_statements(backend.partitions):
+                conn.exec_driver_sql(statement, parameters)
+    finally:
+        engine.dispose()
+
+
+def schema_statements(partitions: int | None) -> list[tuple[str, Any]]:
+    """What a migration to head runs on an empty schema with this layout, but its reads (the
+    catalog, the revision, the lock): recorded from a real migration, once per process."""
+    if partitions in _SCHEMA_STATEMENTS:
+        return _SCHEMA_STATEMENTS[partitions]
+    name = "postgresql" if partitions is None else "postgresql-partitioned"
+    assert partitions in (None, TEST_PARTITIONS), partitions
+    recorded: list[tuple[str, Any]] = []
+    with fresh_database(name, Path(".")) as template:
+        options = sa.make_url(template.url).query["options"]
+
+        def record(
+            conn: sa.Connection, cursor: Any, statement: str, parameters: Any, *_: Any
+        ) -> None:
+            if conn.engine.url.query.get("options") != options:
+                return  # another engine of this process
+            if statement.lstrip().split(None, 1)[0].upper() not in {"SELECT", "SHOW"}:
+                recorded.append((statement, parameters))
+
+        sa.event.listen(sa.Engine, "before_cursor_execute", record)
+        try:
+            SessionStore(template.url).close()
+        finally:
+            sa.event.remove(sa.Engine, "before_cursor_execute", record)
+    assert recorded, "the migration ran no statement to record"
+    _SCHEMA_STATEMENTS[partitions] = recorded
+    return recorded
