@@ -12,6 +12,11 @@ which layout it is. A few tests are skipped on it, each with its reason (`NOT_ON
 those about the unpartitioned layout itself (the exact list of tables, `alembic check` against
 `store/_schema.py`: partitions are tables too; tests/recorders/test_partitioned_postgres.py
 checks that layout), and the argument fuzzer, which opens the URL with a plain engine.
+
+How the suite runs (the hooks below): on one pytest-xdist worker per CPU unless told otherwise
+(`-n 0` or `-p no:xdist` runs it in this process); without the soak and race loops at their
+full counts, marked `slow`, which `-m slow` runs; every test that uses PostgreSQL is marked
+`postgres`, so `-m "not postgres"` runs the rest on SQLite alone.
 """
 
 from __future__ import annotations
@@ -48,6 +53,84 @@ NOT_ON_PARTITIONED = {
     ),
 }
 """Tests of the behaviour suite that the partitioned backend skips, and why."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run on one pytest-xdist worker per CPU (`-n auto`) when no `-n` was given, tests of one
+    `xdist_group` on one worker (`--dist loadgroup`). Set here rather than in `addopts`, so that
+    `-p no:xdist` (or a checkout without pytest-xdist) still runs, in this one process."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    option = config.option
+    if option.numprocesses is None and option.dist == "no" and not option.tx:
+        option.numprocesses = "auto"
+    if option.numprocesses and option.dist == "no":
+        option.dist = "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that use PostgreSQL `postgres`; leave out those marked `slow` unless the
+    `-m` expression names that marker or the command line names them by id (`file::test`)."""
+    for item in items:
+        if uses_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+    if "slow" in config.option.markexpr:
+        return
+    named = named_tests(config)
+    left_out = [
+        item
+        for item in items
+        if item.get_closest_marker("slow") is not None
+        and not any(item.nodeid == n or item.nodeid.startswith((f"{n}::", f"{n}[")) for n in named)
+    ]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        kept = set(map(id, left_out))
+        items[:] = [item for item in items if id(item) not in kept]
+
+
+def uses_postgres(item: pytest.Item) -> bool:
+    """A test parametrized with a PostgreSQL backend, taking a PostgreSQL fixture, or in a
+    module about PostgreSQL."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(
+        isinstance(value, str) and value in BACKENDS[1:] for value in callspec.params.values()
+    ):
+        return True
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return bool(fixtures & {"postgres_backend", "partitioned_postgres_backend"}) or (
+        "postgres" in item.path.name
+    )
+
+
+def named_tests(config: pytest.Config) -> set[str]:
+    """The node ids (`tests/x.py::test_y`) the command line names, relative to the root."""
+    named = set()
+    for arg in config.args:
+        path, separator, rest = arg.partition("::")
+        if not separator:
+            continue
+        try:
+            where = (config.invocation_params.dir / path).resolve().relative_to(config.rootpath)
+        except ValueError:
+            continue
+        named.add(f"{where.as_posix()}::{rest}")
+    return named
+
+
+def full_in_slow(name: str, *, default: int, full: int) -> pytest.MarkDecorator:
+    """Parametrize a soak or race loop by its count `name` (iterations, examples, levels):
+    `default` in the default run, so that the loop still runs there, and `full` in the slow
+    set (`-m slow`)."""
+    return pytest.mark.parametrize(
+        name,
+        [
+            pytest.param(default, id=f"{name}={default}"),
+            pytest.param(full, id=f"{name}={full}", marks=pytest.mark.slow),
+        ],
+    )
 
 
 @dataclass(frozen=True)
