@@ -57,16 +57,14 @@ NOT_ON_PARTITIONED = {
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Run on one pytest-xdist worker per CPU (`-n auto`) when no `-n` was given, tests of one
-    `xdist_group` on one worker (`--dist loadgroup`). Set here rather than in `addopts`, so that
-    `-p no:xdist` (or a checkout without pytest-xdist) still runs, in this one process."""
+    """Run on one pytest-xdist worker per CPU (`-n auto`) when no `-n` was given. Set here
+    rather than in `addopts`, so that `-p no:xdist` (or a checkout without pytest-xdist) still
+    runs, in this one process."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return
     option = config.option
     if option.numprocesses is None and option.dist == "no" and not option.tx:
         option.numprocesses = "auto"
-    if option.numprocesses and option.dist == "no":
-        option.dist = "loadgroup"
 
 
 @pytest.hookimpl(tryfirst=True)
