@@ -15,6 +15,11 @@ those about the unpartitioned layout itself (the exact list of tables, `alembic 
 checks that layout), and the argument fuzzer, which opens the URL with a plain engine. The
 memory backend skips what needs SQL (`NOT_ON_MEMORY`, and any test that asks for a SQL engine:
 tampering with rows, triggers, migrations) or another process.
+
+How the suite runs (the hooks below): on one pytest-xdist worker per CPU unless told otherwise
+(`-n 0` or `-p no:xdist` runs it in this process); without the soak and race loops at their
+full counts, marked `slow`, which `-m slow` runs; every test that uses PostgreSQL is marked
+`postgres`, so `-m "not postgres"` runs the rest on SQLite alone.
 """
 
 from __future__ import annotations
@@ -98,6 +103,82 @@ NOT_ON_MEMORY = {
 """Tests of the behaviour suite that the memory backend skips, and why. Those that read or
 change SQL tables otherwise skip when they ask for them (`Backend.raw_engine`), with the
 reason; `Backend.table_rows` reads a memory database's rows too."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run on one pytest-xdist worker per CPU (`-n auto`) when no `-n` was given. Set here
+    rather than in `addopts`, so that `-p no:xdist` (or a checkout without pytest-xdist) still
+    runs, in this one process."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    option = config.option
+    if option.numprocesses is None and option.dist == "no" and not option.tx:
+        option.numprocesses = "auto"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that use PostgreSQL `postgres`; leave out those marked `slow` unless the
+    `-m` expression names that marker or the command line names them by id (`file::test`)."""
+    for item in items:
+        if uses_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+    if "slow" in config.option.markexpr:
+        return
+    named = named_tests(config)
+    left_out = [
+        item
+        for item in items
+        if item.get_closest_marker("slow") is not None
+        and not any(item.nodeid == n or item.nodeid.startswith((f"{n}::", f"{n}[")) for n in named)
+    ]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        kept = set(map(id, left_out))
+        items[:] = [item for item in items if id(item) not in kept]
+
+
+def uses_postgres(item: pytest.Item) -> bool:
+    """A test parametrized with a PostgreSQL backend, taking a PostgreSQL fixture, or in a
+    module about PostgreSQL."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(
+        isinstance(value, str) and value in BACKENDS[1:] for value in callspec.params.values()
+    ):
+        return True
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return bool(fixtures & {"postgres_backend", "partitioned_postgres_backend"}) or (
+        "postgres" in item.path.name
+    )
+
+
+def named_tests(config: pytest.Config) -> set[str]:
+    """The node ids (`tests/x.py::test_y`) the command line names, relative to the root."""
+    named = set()
+    for arg in config.args:
+        path, separator, rest = arg.partition("::")
+        if not separator:
+            continue
+        try:
+            where = (config.invocation_params.dir / path).resolve().relative_to(config.rootpath)
+        except ValueError:
+            continue
+        named.add(f"{where.as_posix()}::{rest}")
+    return named
+
+
+def full_in_slow(name: str, *, default: int, full: int) -> pytest.MarkDecorator:
+    """Parametrize a soak or race loop by its count `name` (iterations, examples, levels):
+    `default` in the default run, so that the loop still runs there, and `full` in the slow
+    set (`-m slow`)."""
+    return pytest.mark.parametrize(
+        name,
+        [
+            pytest.param(default, id=f"{name}={default}"),
+            pytest.param(full, id=f"{name}={full}", marks=pytest.mark.slow),
+        ],
+    )
 
 
 @dataclass(frozen=True)
@@ -283,6 +364,65 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 @pytest.fixture
 def store(backend: Backend) -> Iterator[SessionStore]:
+    """A store on the test's database, its schema already created (how it was created is not
+    what a test of the store looks at; tests of migrations open an empty `backend`)."""
+    create_schema(backend)
     opened = SessionStore(backend.url)
     yield opened
     opened.close()
+
+
+_SCHEMA_STATEMENTS: dict[int | None, list[tuple[str, Any]]] = {}
+"""Per layout (hash partitions per table, `None` for plain tables): what a migration to head
+ran on an empty PostgreSQL schema, recorded the first time this process needs it."""
+
+
+def create_schema(backend: Backend) -> None:
+    """Bring the backend's empty database to head, as opening a store does.
+
+    On PostgreSQL, running the Alembic revisions costs most of a small test: loading them,
+    reading the catalog, and waiting for the migration lock, which one server holds for every
+    schema of every process migrating at once (another worker's, or another checkout's run).
+    So the statements a migration ran are recorded once per process and layout, then replayed
+    here in one transaction, taking no lock but the new schema's own.
+    `test_a_replayed_schema_is_the_one_a_migration_creates` proves the two schemas identical.
+    SQLite creates its schema in a few milliseconds, so there the store migrates it."""
+    if backend.name == "sqlite":
+        SessionStore(backend.url).close()
+        return
+    engine = backend.raw_engine()
+    try:
+        with engine.begin() as conn:
+            for statement, parameters in schema_statements(backend.partitions):
+                conn.exec_driver_sql(statement, parameters)
+    finally:
+        engine.dispose()
+
+
+def schema_statements(partitions: int | None) -> list[tuple[str, Any]]:
+    """What a migration to head runs on an empty schema with this layout, but its reads (the
+    catalog, the revision, the lock): recorded from a real migration, once per process."""
+    if partitions in _SCHEMA_STATEMENTS:
+        return _SCHEMA_STATEMENTS[partitions]
+    name = "postgresql" if partitions is None else "postgresql-partitioned"
+    assert partitions in (None, TEST_PARTITIONS), partitions
+    recorded: list[tuple[str, Any]] = []
+    with fresh_database(name, Path(".")) as template:
+        options = sa.make_url(template.url).query["options"]
+
+        def record(
+            conn: sa.Connection, cursor: Any, statement: str, parameters: Any, *_: Any
+        ) -> None:
+            if conn.engine.url.query.get("options") != options:
+                return  # another engine of this process
+            if statement.lstrip().split(None, 1)[0].upper() not in {"SELECT", "SHOW"}:
+                recorded.append((statement, parameters))
+
+        sa.event.listen(sa.Engine, "before_cursor_execute", record)
+        try:
+            SessionStore(template.url).close()
+        finally:
+            sa.event.remove(sa.Engine, "before_cursor_execute", record)
+    assert recorded, "the migration ran no statement to record"
+    _SCHEMA_STATEMENTS[partitions] = recorded
+    return recorded

@@ -376,6 +376,16 @@ def test_the_openai_adapter_asks_the_endpoint(
     assert store.read(s.id)[-1].payload.summarizer == "openai-chat"  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "sqlite",
+        # the same soak on PostgreSQL, a round trip or more per write: in the slow set
+        pytest.param("postgresql", marks=pytest.mark.slow),
+        pytest.param("postgresql-partitioned", marks=pytest.mark.slow),
+    ],
+    indirect=True,
+)
 def test_a_300_turn_coding_session_stays_in_its_window_and_loses_nothing(
     store: SessionStore,
 ) -> None:

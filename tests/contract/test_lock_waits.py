@@ -18,9 +18,18 @@ import pytest
 import sqlalchemy as sa
 
 from sessionstore import DatabaseUnavailable, SessionStore
-from tests.conftest import Backend
+from tests.conftest import Backend, create_schema
 
 postgres_only = pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def schema_created(backend: Backend) -> None:
+    """The schema exists before a test opens the database with a short lock wait. Creating it
+    takes the migration lock, which the server shares between all its schemas: another process
+    creating one at that moment (a parallel worker) would make the open time out, not the lock
+    under test."""
+    create_schema(backend)
 
 
 @contextmanager

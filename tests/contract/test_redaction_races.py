@@ -3,8 +3,9 @@ content, no body is left that no session references, and a purge covers every me
 the event it commits after.
 
 Each test races two threads on two stores (two engines, as two processes would have) for
-several hundred iterations, each on a fresh text (or a fresh session), and checks every
-iteration. The races are real ones on the database: no part of the store is replaced.
+several hundred iterations in the slow set (twenty in the default run), each on a fresh text
+(or a fresh session), and checks every iteration. The races are real ones on the database: no
+part of the store is replaced.
 """
 
 from __future__ import annotations
@@ -21,15 +22,17 @@ import sqlalchemy as sa
 from sessionstore import SessionStore
 from sessionstore.events import ContentRedacted, MessageAppended, RecordedEvent, TextPart
 from tests.builders import started, user
-from tests.conftest import Backend
+from tests.conftest import Backend, full_in_slow
 
 T = TypeVar("T")
 U = TypeVar("U")
 
 ITERATIONS = 300
-"""Races per test and backend: on the loaded 2-core CI machine each test stays within about
-30 s per backend, and before the fixes each caught its defect many times over (the
-report of the change gives the figures)."""
+"""Races per test and backend in the slow set (`-m slow`): on the loaded 2-core CI machine
+each test stays within about 30 s per backend, and before the fixes each caught its defect
+many times over (the report of the change gives the figures)."""
+RACES_BY_DEFAULT = 20
+"""Races per test and backend in the default run: each test still races on every run."""
 SESSION_TURNS = 20
 """Races run in one session (or pair) before the next starts: a redaction reads its
 session's events and every session's row, so neither may grow with the iterations."""
@@ -99,8 +102,9 @@ def text_of(event: RecordedEvent) -> str:
     return part.text
 
 
+@full_in_slow("iterations", default=RACES_BY_DEFAULT, full=ITERATIONS)
 def test_an_append_racing_a_redaction_of_the_same_text_keeps_its_content(
-    backend: Backend,
+    backend: Backend, iterations: int
 ) -> None:
     """Session A redacts its part holding a fresh text while session B appends a message
     holding the same text: B's append returns, so B holds the text, whichever ran first.
@@ -109,7 +113,7 @@ def test_an_append_racing_a_redaction_of_the_same_text_keeps_its_content(
     with SessionStore(backend.url) as first, SessionStore(backend.url) as second:
         appending = second.create_session(model="m").id
         lost: list[int] = []
-        for iteration in range(ITERATIONS):
+        for iteration in range(iterations):
             if iteration % SESSION_TURNS == 0:
                 redacting = first.create_session(model="m")
             text = f"shared secret {iteration} of the append race"
@@ -125,21 +129,24 @@ def test_an_append_racing_a_redaction_of_the_same_text_keeps_its_content(
                 lost.append(iteration)
                 continue
             assert text_of(read) == text
-        assert lost == [], f"{len(lost)} of {ITERATIONS} acknowledged appends lost their content"
+        assert lost == [], f"{len(lost)} of {iterations} acknowledged appends lost their content"
         assert first.verify(appending).ok
         assert first.verify(redacting.id).ok
         assert [m.parts[0].text for m in first.session(appending).context().messages] == [  # type: ignore[union-attr]
-            f"shared secret {i} of the append race" for i in range(ITERATIONS)
+            f"shared secret {i} of the append race" for i in range(iterations)
         ]
 
 
-def test_two_sessions_redacting_one_shared_body_at_once_delete_it(backend: Backend) -> None:
+@full_in_slow("iterations", default=RACES_BY_DEFAULT, full=ITERATIONS)
+def test_two_sessions_redacting_one_shared_body_at_once_delete_it(
+    backend: Backend, iterations: int
+) -> None:
     """Two sessions hold the same fresh text and redact it at the same moment: afterwards no
     body is left that no session references (the secret with no owner, which no later
     redaction could reach). (Before the fix, on PostgreSQL, each saw the other's reference
     and neither deleted the body.)"""
     with SessionStore(backend.url) as first, SessionStore(backend.url) as second:
-        for iteration in range(ITERATIONS):
+        for iteration in range(iterations):
             if iteration % SESSION_TURNS == 0:
                 one = first.create_session(model="m")
                 other = second.create_session(model="m")
@@ -152,7 +159,7 @@ def test_two_sessions_redacting_one_shared_body_at_once_delete_it(backend: Backe
             )
             assert [event is not None for event in redacted] == [True, True]
         orphans = bodies_no_session_references(backend)
-        assert orphans == [], f"{len(orphans)} of {ITERATIONS} shared bodies left with no owner"
+        assert orphans == [], f"{len(orphans)} of {iterations} shared bodies left with no owner"
         assert first.verify(one.id).ok
         assert first.verify(other.id).ok
 
@@ -160,14 +167,17 @@ def test_two_sessions_redacting_one_shared_body_at_once_delete_it(backend: Backe
 PURGES = 200
 
 
-def test_a_purge_covers_every_message_appended_before_its_event(backend: Backend) -> None:
+@full_in_slow("iterations", default=RACES_BY_DEFAULT, full=PURGES)
+def test_a_purge_covers_every_message_appended_before_its_event(
+    backend: Backend, iterations: int
+) -> None:
     """A purge racing an appender on the same session: every message before the purge's
     `ContentRedacted` event is redacted, whichever committed first. (Before the fix the purge
     planned from the head it read and appended after whatever the head had become, leaving
     the messages written in between, on every backend.)"""
     with SessionStore(backend.url) as purging, SessionStore(backend.url) as appending:
         missed: list[int] = []
-        for iteration in range(PURGES):
+        for iteration in range(iterations):
             session_id = f"purged-{iteration}"
             purging.append(session_id, [started(), user(f"first {iteration}")], expected_version=0)
             event, _ = at_once(
@@ -194,4 +204,4 @@ def test_a_purge_covers_every_message_appended_before_its_event(backend: Backend
             }
             if not written <= redacted:
                 missed.append(iteration)
-        assert missed == [], f"{len(missed)} of {PURGES} purges missed a message before them"
+        assert missed == [], f"{len(missed)} of {iterations} purges missed a message before them"

@@ -55,7 +55,7 @@ from sessionstore.projections import Context, LiveToolResult, api_messages, cont
 from sessionstore.projections._preview import preview
 from sessionstore.projections._render import APIS, _sent_part_tokens
 from tests.builders import compaction
-from tests.conftest import fresh_database
+from tests.conftest import fresh_database, full_in_slow
 from tests.providers import request_types
 
 texts = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40)
@@ -718,7 +718,15 @@ def check_anthropic(rendered: dict[str, Any]) -> None:
     assert expected == []
 
 
-@pytest.mark.parametrize(("backend_name", "examples"), [("sqlite", 30), ("postgresql", 12)])
+@pytest.mark.parametrize(
+    ("backend_name", "examples"),
+    [
+        ("sqlite", 10),
+        ("postgresql", 4),
+        pytest.param("sqlite", 30, marks=pytest.mark.slow),
+        pytest.param("postgresql", 12, marks=pytest.mark.slow),
+    ],
+)
 def test_random_sessions_keep_every_invariant(
     backend_name: str, examples: int, tmp_path: Path
 ) -> None:
@@ -804,7 +812,10 @@ SMALL = {
         "adaptive-previews",
     ],
 )
-def test_every_strategy_keeps_every_invariant(strategy: dict[str, Any], tmp_path: Path) -> None:
+@full_in_slow("examples", default=5, full=15)
+def test_every_strategy_keeps_every_invariant(
+    strategy: dict[str, Any], examples: int, tmp_path: Path
+) -> None:
     """The same random sessions with another strategy choosing what leaves the context: the
     model follows its events, and every invariant holds (renders valid, replay exact,
     snapshot + tail equal to the full fold, nothing appended lost)."""
@@ -820,7 +831,7 @@ def test_every_strategy_keeps_every_invariant(strategy: dict[str, Any], tmp_path
     run_state_machine_as_test(
         Machine,
         settings=settings(
-            max_examples=15,
+            max_examples=examples,
             stateful_step_count=25,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

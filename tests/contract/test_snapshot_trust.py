@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,9 +22,12 @@ from sessionstore.events import OutputsPruned, SessionStarted
 from sessionstore.projections import Context
 from sessionstore.projections._snapshot import snapshot_digest
 from tests.builders import user
-from tests.conftest import Backend
+from tests.conftest import Backend, full_in_slow
 
 State = dict[str, Any]
+LEVELS_BY_DEFAULT = sys.getrecursionlimit() + 100
+"""Fork levels in the default run: still deeper than a walk up the forks that recursed could go
+(the slow set goes 10,000 deep on SQLite, 1,500 on PostgreSQL)."""
 
 
 def coding_session(store: SessionStore) -> Session:
@@ -197,8 +201,11 @@ def test_a_malformed_snapshot_never_crashes_a_resume(
     assert bad_seq == seq and why in reason
 
 
-def test_a_fork_10000_levels_deep_resumes_with_every_snapshot_deleted(backend: Backend) -> None:
-    depth = 10_000 if backend.name == "sqlite" else 1_500
+@full_in_slow("levels", default=LEVELS_BY_DEFAULT, full=10_000)
+def test_a_fork_10000_levels_deep_resumes_with_every_snapshot_deleted(
+    backend: Backend, levels: int
+) -> None:
+    depth = levels if backend.name == "sqlite" else min(levels, 1_500)
     store = SessionStore(backend.url)
     root = store.create_session(title="root")
     root.append_user("the original task")

@@ -307,6 +307,7 @@ def test_an_import_cut_short_resumes_where_it_stopped(
 # reported while the rest of its folder imports. What the reader remembers of each line, and
 # what the command reports of each session, take no memory that grows with the file: a file
 # of many short lines imports under a cap far below what its lines take as objects.
+# Each needs a file larger than the headroom, so all of them are in the slow set.
 
 HEADROOM = 256 << 20
 LINE = 1 << 20
@@ -393,6 +394,7 @@ def big_records(lines: int) -> Iterator[bytes]:
         yield json.dumps(record).encode() + b"\n"
 
 
+@pytest.mark.slow
 def test_a_file_larger_than_memory_allows_imports_a_line_at_a_time(
     tmp_path: Path, cap: int
 ) -> None:
@@ -409,6 +411,7 @@ def test_a_file_larger_than_memory_allows_imports_a_line_at_a_time(
     assert result["events"] == {session: 2 + 1 + lines}
 
 
+@pytest.mark.slow
 def test_a_file_too_large_to_import_is_reported_and_its_folder_imports(
     tmp_path: Path, cap: int
 ) -> None:
@@ -448,6 +451,7 @@ def progress_records(lines: int) -> Iterator[str]:
         parent = uuid
 
 
+@pytest.mark.slow
 def test_what_a_reader_remembers_of_each_line_does_not_grow_with_the_file(
     tmp_path: Path,
 ) -> None:
@@ -472,6 +476,7 @@ LIVE_TURNS = 5_000
 60 MB more than the small fixture's import."""
 
 
+@pytest.mark.slow
 def test_the_import_report_does_not_build_the_live_context_it_reports_on(
     tmp_path: Path,
 ) -> None:
@@ -532,6 +537,7 @@ def codex_messages(lines: int) -> Iterator[str]:
         yield json.dumps({"type": "response_item", "payload": item}) + "\n"
 
 
+@pytest.mark.slow
 def test_what_the_codex_reader_remembers_of_each_line_does_not_grow_with_the_file(
     tmp_path: Path,
 ) -> None:
@@ -566,6 +572,7 @@ def pi_entries(entries: int) -> Iterator[str]:
         parent = entry
 
 
+@pytest.mark.slow
 def test_what_the_pi_reader_remembers_of_each_line_does_not_grow_with_the_file(
     tmp_path: Path,
 ) -> None:

@@ -71,6 +71,7 @@ def sdist_and_dependencies(folder: Path) -> tuple[Path, list[str]]:
     return folder / f"openai_agents-{version}", [str(dependencies)]
 
 
+@pytest.mark.slow  # some 300 tests of the SDK, in a pytest of their own
 def test_the_sdk_session_tests_pass_but_those_that_cannot_apply(tmp_path: Path) -> None:
     sdist, dependencies = sdist_and_dependencies(tmp_path)
     report = tmp_path / "report.xml"

@@ -2,8 +2,10 @@
 ones (`ALLOW_CONNECTIONS false`): every public call raises `DatabaseUnavailable`, never a
 driver error, changes nothing, and works again once the server takes connections again.
 
-Each test makes a scratch database of its own (`ALLOW_CONNECTIONS` is a database's setting),
-and terminates only that database's connections."""
+The tests make a scratch database (`ALLOW_CONNECTIONS` is a database's setting), one per
+process that runs them, and each test a schema of its own in it; they terminate only that
+database's connections. One database, not one per test: dropping a database makes the server
+checkpoint, which took up to a minute on a busy machine."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 import sqlalchemy as sa
@@ -45,8 +47,8 @@ class ScratchDatabase:
             self.drop_connections()
 
 
-@pytest.fixture
-def scratch() -> Iterator[ScratchDatabase]:
+@pytest.fixture(scope="module")
+def scratch_database() -> Iterator[ScratchDatabase]:
     require_postgres()
     name = f"sessionstore_outage_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
@@ -61,6 +63,21 @@ def scratch() -> Iterator[ScratchDatabase]:
         with admin.connect() as conn:
             conn.execute(sa.text(f"DROP DATABASE {name} WITH (FORCE)"))
         admin.dispose()
+
+
+@pytest.fixture
+def scratch(scratch_database: ScratchDatabase) -> Iterator[ScratchDatabase]:
+    """The scratch database, taking connections, with a new schema for this test's store."""
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    scratch_database.refuse_connections(False)
+    engine = sa.create_engine(scratch_database.url, poolclass=sa.pool.NullPool)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    engine.dispose()
+    url = sa.make_url(scratch_database.url)
+    url = url.update_query_dict({"options": f"-csearch_path={schema}"})
+    yield replace(scratch_database, url=url.render_as_string(hide_password=False))
+    scratch_database.refuse_connections(False)
 
 
 def secret_part(session: Session) -> str:
