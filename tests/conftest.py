@@ -105,16 +105,23 @@ change SQL tables otherwise skip when they ask for them (`Backend.raw_engine`), 
 reason; `Backend.table_rows` reads a memory database's rows too."""
 
 
+MOST_WORKERS = 4
+"""Workers a plain `python -m pytest` starts at most: a worker holds up to some 20 connections
+to PostgreSQL at once (the async and thread tests), and a server allows 100 by default. More
+run with `-n 8`."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Run on one pytest-xdist worker per CPU (`-n auto`) when no `-n` was given. Set here
-    rather than in `addopts`, so that `-p no:xdist` (or a checkout without pytest-xdist) still
-    runs, in this one process."""
+    """Run on one pytest-xdist worker per CPU, at most `MOST_WORKERS` (`-n auto
+    --maxprocesses 4`), when no `-n` was given. Set here rather than in `addopts`, so that
+    `-p no:xdist` (or a checkout without pytest-xdist) still runs, in this one process."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return
     option = config.option
     if option.numprocesses is None and option.dist == "no" and not option.tx:
         option.numprocesses = "auto"
+        option.maxprocesses = option.maxprocesses or MOST_WORKERS
 
 
 @pytest.hookimpl(tryfirst=True)
