@@ -19,7 +19,7 @@ tampering with rows, triggers, migrations) or another process.
 How the suite runs (the hooks below): on one pytest-xdist worker per CPU unless told otherwise
 (`-n 0` or `-p no:xdist` runs it in this process); without the soak and race loops at their
 full counts, marked `slow`, which `-m slow` runs; every test that uses PostgreSQL is marked
-`postgres`, so `-m "not postgres"` runs the rest on SQLite alone.
+`postgres`, so `-m "not postgres"` runs the rest, on SQLite and memory databases alone.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ TEST_PARTITIONS = 4
 """Partitions per table of the partitioned backend: enough that sessions land in different
 ones, few enough that creating a schema per test stays quick."""
 BACKENDS = ("sqlite", "postgresql", "postgresql-partitioned", "memory")
+POSTGRES_BACKENDS = ("postgresql", "postgresql-partitioned")
 
 NOT_ON_PARTITIONED = {
     "test_opening_an_empty_database_migrates_it_to_head": "it lists the tables exactly",
@@ -105,16 +106,23 @@ change SQL tables otherwise skip when they ask for them (`Backend.raw_engine`), 
 reason; `Backend.table_rows` reads a memory database's rows too."""
 
 
+MOST_WORKERS = 4
+"""Workers a plain `python -m pytest` starts at most: a worker holds up to some 20 connections
+to PostgreSQL at once (the async and thread tests), and a server allows 100 by default. More
+run with `-n 8`."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Run on one pytest-xdist worker per CPU (`-n auto`) when no `-n` was given. Set here
-    rather than in `addopts`, so that `-p no:xdist` (or a checkout without pytest-xdist) still
-    runs, in this one process."""
+    """Run on one pytest-xdist worker per CPU, at most `MOST_WORKERS` (`-n auto
+    --maxprocesses 4`), when no `-n` was given. Set here rather than in `addopts`, so that
+    `-p no:xdist` (or a checkout without pytest-xdist) still runs, in this one process."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return
     option = config.option
     if option.numprocesses is None and option.dist == "no" and not option.tx:
         option.numprocesses = "auto"
+        option.maxprocesses = option.maxprocesses or MOST_WORKERS
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -144,7 +152,7 @@ def uses_postgres(item: pytest.Item) -> bool:
     module about PostgreSQL."""
     callspec = getattr(item, "callspec", None)
     if callspec is not None and any(
-        isinstance(value, str) and value in BACKENDS[1:] for value in callspec.params.values()
+        isinstance(value, str) and value in POSTGRES_BACKENDS for value in callspec.params.values()
     ):
         return True
     fixtures = set(getattr(item, "fixturenames", ()))
@@ -386,7 +394,10 @@ def create_schema(backend: Backend) -> None:
     So the statements a migration ran are recorded once per process and layout, then replayed
     here in one transaction, taking no lock but the new schema's own.
     `test_a_replayed_schema_is_the_one_a_migration_creates` proves the two schemas identical.
-    SQLite creates its schema in a few milliseconds, so there the store migrates it."""
+    SQLite creates its schema in a few milliseconds, so there the store migrates it; a memory
+    database has no schema to create."""
+    if backend.name == "memory":
+        return
     if backend.name == "sqlite":
         SessionStore(backend.url).close()
         return
