@@ -326,7 +326,7 @@ STORE_CALLS: dict[str, tuple[Callable[[SessionStore], object], type[SessionStore
         lambda st: st.import_session("", format=nested(5_000)),  # type: ignore[call-overload]
         InvalidArgument,
         "format must be one of 'sessionstore', 'openai', 'claude-code', 'codex', 'pi', 'opencode', "
-        "got dict",
+        "'gemini-cli', got dict",
     ),
     "import with context_window -1": (
         lambda st: st.import_session("[]", format="openai", context_window=-1),
