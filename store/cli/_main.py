@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from sessionstore.cli._commands import cli
-from sessionstore.events import SessionStoreError
+from sessionstore.cli._tree import cli
 
 USAGE_ERROR = 2
 
@@ -30,20 +29,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as exc:
         _error(exc.format_message())
         return exc.exit_code
-    except (SessionStoreError, OSError) as exc:
+    except Exception as exc:
         if debug:
             raise
-        _error(_first_line(str(exc)) or type(exc).__name__)
-        return 1
-    except Exception as exc:  # a bug of ours: still one line, with the way to see more
-        if debug:
-            raise
+        if isinstance(exc, OSError) or _refusal(exc):
+            _error(_first_line(str(exc)) or type(exc).__name__)
+            return 1
+        # a bug of ours: still one line, with the way to see more
         _error(
             f"unexpected {type(exc).__name__}: {_first_line(str(exc))} "
             "(run with --debug for the traceback)"
         )
         return 1
     return result if isinstance(result, int) else 0
+
+
+def _refusal(exc: Exception) -> bool:
+    """Whether `exc` is the store's own refusal (a `SessionStoreError`), told without importing
+    the store's vocabulary into a run that never loaded it (it then raised none)."""
+    events = sys.modules.get("sessionstore.events")
+    return events is not None and isinstance(exc, events.SessionStoreError)
 
 
 def _first_line(text: str) -> str:
