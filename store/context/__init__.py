@@ -18,6 +18,7 @@ from sessionstore.context._confirm import (
     proposal_of,
     turns_to_drop,
 )
+from sessionstore.context._fit import floor_tokens, plan_fit
 from sessionstore.context._observe import phase, strategy_of
 from sessionstore.context._policies import (
     CompactionPlan,
@@ -74,6 +75,7 @@ __all__ = [
     "confirmed",
     "cooling_down",
     "count",
+    "floor_tokens",
     "guard_compaction",
     "load_encoding",
     "longest_token",
@@ -82,6 +84,7 @@ __all__ = [
     "oldest_turns",
     "phase",
     "plan_compaction",
+    "plan_fit",
     "plan_prune",
     "plan_strategy",
     "proposal_of",
