@@ -9,7 +9,7 @@ context is counted anew with tiktoken, part by part, as the model would be sent 
 
 The issue measured 35 of 635 calls over the window with its own script, the largest 51,635
 tokens. This script, run on main before output_ratio and the fit step (88e5054), made 40 of
-its 570 calls over the usable window (28,672), 18 over the whole window, the largest 45,457
+its 570 calls over the usable window (28,672), 18 over the whole window, the largest 45,453
 tokens; with them, none, the largest 22,742. `python -m tests.contract.test_newcomer_loop`
 prints the figures for whatever `sessionstore` is installed.
 """
