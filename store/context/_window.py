@@ -346,7 +346,10 @@ class WindowKeeper:
         view = self._view
         assert now.usable is not None
         messages = view.live().messages
-        margin = now.tokens - view.fold().tokens  # the safety margin, or the usage's excess
+        # a preview resets the provider's figure: the context is then measured by our counts
+        # and the safety margin, so that is what must come under the window
+        margin = view.config().budgets(now.usable).safety_margin
+        over = max(view.fold().tokens + margin - now.usable, 1)
         beyond = floor_tokens(messages) + margin > now.usable
         with phase(
             view.fold().session_id,
@@ -356,7 +359,7 @@ class WindowKeeper:
             reason=f"over the window at {point} after pruning and compaction",
             tokens_before=now.tokens,
         ) as fitting:
-            plan = plan_fit(messages, over=now.tokens - now.usable, count=view.count)
+            plan = plan_fit(messages, over=over, count=view.count)
             previewed = view.append([plan])[0] if plan is not None else None
             fitting.tokens_after = measure(view.fold(), view.config()).tokens
             fitting.outcome = "previewed" if previewed else "nothing to cut"

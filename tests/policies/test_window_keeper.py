@@ -22,12 +22,15 @@ from sessionstore.events import (
     CompressionConfig,
     ConcurrencyError,
     ContextCompacted,
+    Message,
     MessagesReverted,
     OutputsPruned,
     PartsPreviewed,
     Payload,
     Preview,
     RecordedEvent,
+    ToolCallPart,
+    Usage,
 )
 from sessionstore.projections import NOTICE, SUMMARY_MARKER, LiveMessage, context_of, fold_events
 from tests.projections.log import Log
@@ -324,3 +327,22 @@ def test_a_manual_prune_is_a_plan_a_dry_run_does_not_append() -> None:
     assert isinstance(payload, OutputsPruned)
     assert (payload.part_ids, payload.reason) == (("t1.r", "t2.r"), "by hand")
     assert session.fold.tokens == 925 - 582
+
+
+def test_a_fit_after_a_reported_usage_gets_under_the_window_as_the_next_measure_counts() -> None:
+    """The provider's figure said 15 tokens over; a preview resets it, and the context is then
+    measured by the stored counts plus the safety margin (100 here): the cut is sized for that."""
+    log = Log(output_reserve=0)
+    log.text("user", "read a.py", 10, "u1")
+    call = ToolCallPart.from_input(id="a1.c", call_id="c1", name="read", input={}, tokens=5)
+    log.message(Message(id="a1", role="assistant", parts=(call,), usage=Usage(input=15)))
+    text = " ".join(f"w{k}" for k in range(1000))
+    log.result("c1", text, 1000, "t1")
+    session = InMemorySession(log, CompressionConfig(safety_margin_ratio=0.1))
+
+    check = session.keeper.keep_in_window("after_tool")
+
+    assert (check.before.source, check.before.tokens) == ("usage", 1015)
+    assert check.previewed is not None
+    assert (check.after.source, check.after.usable) == ("stored", 1000)
+    assert check.after.tokens <= 1000 and not check.over_window
