@@ -3,8 +3,10 @@
 Pure policies (measure, plan a prune, plan a compaction), the strategies that pick what to
 shrink, truncation of one output, token counting with offline tiktoken, summarizers, the
 confirmation hook for a proposed compaction, observability of each decision, the cuts a part
-gets when it is appended, and `WindowKeeper`, which applies them to a session through a narrow
-interface (`SessionView`: the fold, an append, the clock, token counting, the settings and the
+gets when it is appended (each output to its share of the window), the fit (tool fields cut
+to previews, the newest step first, when the rest cannot get the context under the window),
+and `WindowKeeper`, which applies them to a session through a narrow interface
+(`SessionView`: the fold, an append, the clock, token counting, the settings and the
 summarizer).
 """
 
