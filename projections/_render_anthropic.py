@@ -41,6 +41,10 @@ addition, so that a loop with extended thinking and tools is never refused:
   the API takes them in user turns only.
 - **Tool results** show what the model is shown: the original, the truncated view, or the
   prune placeholder; a compaction summary is a user turn holding its text.
+- **A compaction block opens the conversation.** After Anthropic compacted (its `compaction`
+  block, recorded as a summary: `sessionstore.projections._provider_compaction`), the live
+  context starts with the assistant turn that holds the block, and it is sent first, with no
+  `CONTINUED` before it: the API reads nothing before a compaction block.
 
 What no render can do: with thinking enabled, the API requires the assistant turn of the
 latest `tool_use` to start with a thinking block. When that call came from another provider
@@ -64,6 +68,7 @@ from sessionstore.events import (
     ToolCallPart,
 )
 from sessionstore.projections._live import LiveMessage, LivePart, LiveToolResult
+from sessionstore.projections._provider_compaction import COMPACTION
 from sessionstore.projections._render import (
     CONTINUED,
     JsonDict,
@@ -107,7 +112,9 @@ def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
             turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
         turns.append({"role": role, "content": blocks})
         alone = thinks
-    if turns and turns[0]["role"] == "assistant":
+    if turns and turns[0]["role"] == "assistant" and turns[0]["content"][0]["type"] != COMPACTION:
+        # a compaction block opens the conversation: the API takes it first, and drops
+        # whatever is sent before it
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
     if turns and turns[-1]["role"] == "assistant":
         _strip_final_whitespace(turns)

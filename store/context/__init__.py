@@ -3,9 +3,9 @@
 Pure policies (measure, plan a prune, plan a compaction), the strategies that pick what to
 shrink, truncation of one output, token counting with offline tiktoken, summarizers, the
 confirmation hook for a proposed compaction, observability of each decision, the cuts a part
-gets when it is appended, and `WindowKeeper`, which applies them to a session through a narrow
-interface (`SessionView`: the fold, an append, the clock, token counting, the settings and the
-summarizer).
+gets when it is appended, what a provider's own compaction means to the plans, and
+`WindowKeeper`, which applies them to a session through a narrow interface (`SessionView`: the
+fold, an append, the clock, token counting, the settings and the summarizer).
 """
 
 from sessionstore.context._at_append import shortened_user_text, truncated_result
@@ -30,6 +30,7 @@ from sessionstore.context._policies import (
     plan_prune,
     saves_enough,
 )
+from sessionstore.context._provider import planned
 from sessionstore.context._strategies import guard_compaction, plan_strategy
 from sessionstore.context._summarize import (
     CallerLoop,
@@ -84,6 +85,7 @@ __all__ = [
     "plan_compaction",
     "plan_prune",
     "plan_strategy",
+    "planned",
     "proposal_of",
     "run_summarizer",
     "saves_enough",

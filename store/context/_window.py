@@ -45,6 +45,7 @@ from sessionstore.context._policies import (
     saves_enough,
     usable_window,
 )
+from sessionstore.context._provider import planned
 from sessionstore.context._strategies import guard_compaction, plan_strategy
 from sessionstore.context._summarize import (
     Summarizer,
@@ -247,7 +248,7 @@ class WindowKeeper:
             ) as summarizing:
                 for attempt in range(config.max_attempts):
                     keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
-                    messages = view.live().messages
+                    messages = planned(view.live().messages)
                     cut = guard_compaction(
                         plan_compaction(messages, keep_turns=keep_turns, keep_tokens=keep_tokens),
                         messages,
@@ -306,7 +307,7 @@ class WindowKeeper:
         drop = 0
         if declined is not None:
             over = now.tokens - now.limit if now.limit is not None else None
-            drop = turns_to_drop(view.live().messages, over)
+            drop = turns_to_drop(planned(view.live().messages), over)
         return ContextCheck(
             point, before, now, pruned, tuple(compactions), note, tuple(skipped), declined, drop
         )
@@ -328,7 +329,9 @@ class WindowKeeper:
         turns = config.keep_recent_turns if keep_turns is None else keep_turns
         scaled = config.budgets(usable_window(fold.header)).keep_recent_tokens
         kept_tokens = scaled if keep_tokens is None else keep_tokens
-        plan = plan_compaction(view.live().messages, keep_turns=turns, keep_tokens=kept_tokens)
+        plan = plan_compaction(
+            planned(view.live().messages), keep_turns=turns, keep_tokens=kept_tokens
+        )
         if plan is None:
             raise CompactionError(
                 f"nothing to compact: the last {turns} turns and {kept_tokens:,} tokens are kept, "
@@ -355,7 +358,7 @@ class WindowKeeper:
     def drop_oldest_turns(self, n: int) -> RecordedEvent | None:
         """Take the oldest `n` user turns out of the live context by one `MessagesReverted`
         (see `Session.drop_oldest_turns`); `None` when `n` is 0."""
-        messages = self._view.live().messages
+        messages = planned(self._view.live().messages)
         leaving = oldest_turns(messages, n)
         if not leaving:
             return None
@@ -383,7 +386,7 @@ class WindowKeeper:
         header = self._view.fold().header
         assert header is not None
         return plan_prune(
-            self._view.live().messages,
+            planned(self._view.live().messages),
             self._view.config(),
             now=self._view.clock(),
             count=self._view.count,
@@ -400,7 +403,7 @@ class WindowKeeper:
             None if before.usable is None else int(before.usable * config.strategy_target_ratio)
         )
         events = plan_strategy(
-            view.live().messages,
+            planned(view.live().messages),
             config,
             reason=point,
             tokens_before=view.fold().tokens,
