@@ -18,6 +18,7 @@ import importlib.metadata as _metadata
 
 from sessionstore.aio import AsyncSession, AsyncSessionStore
 from sessionstore.context import (
+    AnthropicCompactSummarizer,
     CompactionPlan,
     CompactionProposal,
     CompactionRefused,
@@ -25,6 +26,7 @@ from sessionstore.context import (
     Measure,
     ModelSummarizer,
     OpenAIChatSummarizer,
+    OpenAICompactSummarizer,
     PrunePlan,
     Summarizer,
     SummaryAnchors,
@@ -74,6 +76,7 @@ except _metadata.PackageNotFoundError:  # run from a checkout that was never ins
     __version__ = "0+unknown"
 
 __all__ = [
+    "AnthropicCompactSummarizer",
     "ArtifactTrail",
     "AsyncSession",
     "AsyncSessionStore",
@@ -103,6 +106,7 @@ __all__ = [
     "NewEvent",
     "NotInContext",
     "OpenAIChatSummarizer",
+    "OpenAICompactSummarizer",
     "PayloadTooLarge",
     "PrunePlan",
     "RecordedEvent",

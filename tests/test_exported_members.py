@@ -26,6 +26,7 @@ def test_store_exports() -> None:
         set(sessionstore.__all__)
         == public_names(sessionstore)
         == {
+            "AnthropicCompactSummarizer",
             "ArtifactTrail",
             "AsyncSession",
             "AsyncSessionStore",
@@ -55,6 +56,7 @@ def test_store_exports() -> None:
             "NewEvent",
             "NotInContext",
             "OpenAIChatSummarizer",
+            "OpenAICompactSummarizer",
             "PayloadTooLarge",
             "PrunePlan",
             "RecordedEvent",

@@ -30,11 +30,13 @@ from sessionstore.context._policies import (
     plan_prune,
     saves_enough,
 )
-from sessionstore.context._provider import planned
+from sessionstore.context._provider import compacts_everything, planned, widened
 from sessionstore.context._strategies import guard_compaction, plan_strategy
 from sessionstore.context._summarize import (
+    AttributedSummary,
     CallerLoop,
     ExtractiveSummarizer,
+    ProviderSummary,
     Summarizer,
     SummaryAnchors,
     accepts_anchors,
@@ -42,6 +44,10 @@ from sessionstore.context._summarize import (
     run_summarizer,
 )
 from sessionstore.context._summarize_model import ModelSummarizer, OpenAIChatSummarizer
+from sessionstore.context._summarize_provider import (
+    AnthropicCompactSummarizer,
+    OpenAICompactSummarizer,
+)
 from sessionstore.context._tokens import (
     DEFAULT_ENCODING,
     count,
@@ -54,6 +60,8 @@ from sessionstore.context._window import ContextCheck, SessionView, WindowKeeper
 
 __all__ = [
     "DEFAULT_ENCODING",
+    "AnthropicCompactSummarizer",
+    "AttributedSummary",
     "CallerLoop",
     "CompactionPlan",
     "CompactionProposal",
@@ -64,6 +72,8 @@ __all__ = [
     "Measure",
     "ModelSummarizer",
     "OpenAIChatSummarizer",
+    "OpenAICompactSummarizer",
+    "ProviderSummary",
     "PrunePlan",
     "SessionView",
     "Summarizer",
@@ -72,6 +82,7 @@ __all__ = [
     "WindowMemory",
     "accepts_anchors",
     "attempt_limits",
+    "compacts_everything",
     "confirmed",
     "cooling_down",
     "count",
@@ -95,5 +106,6 @@ __all__ = [
     "truncate",
     "truncated_result",
     "turns_to_drop",
+    "widened",
     "with_tokens",
 ]

@@ -45,9 +45,10 @@ from sessionstore.context._policies import (
     saves_enough,
     usable_window,
 )
-from sessionstore.context._provider import planned
+from sessionstore.context._provider import compacts_everything, planned, widened
 from sessionstore.context._strategies import guard_compaction, plan_strategy
 from sessionstore.context._summarize import (
+    ProviderSummary,
     Summarizer,
     SummaryAnchors,
     accepts_anchors,
@@ -62,12 +63,14 @@ from sessionstore.events import (
     ContextCompacted,
     Message,
     MessagesReverted,
+    NativePart,
     OutputsPruned,
+    Part,
     Payload,
     RecordedEvent,
     TextPart,
 )
-from sessionstore.projections import ArtifactFold, Context, ContextFold, LiveMessage
+from sessionstore.projections import ArtifactFold, Context, ContextFold, LiveMessage, native_text
 
 log = logging.getLogger("sessionstore")
 
@@ -425,6 +428,9 @@ class WindowKeeper:
         except CompactionError as error:
             log.warning("key_events: the summarizer failed (%s); a marker stands in", error)
             return None
+        if isinstance(text, ProviderSummary):
+            log.warning("key_events: a provider's compaction item cannot stand in as text")
+            return None
         text = marked_summary(text)
         tokens = self._view.count(text)
         replaced = sum(m.tokens for m in messages)
@@ -450,15 +456,22 @@ class WindowKeeper:
         """The compaction event for `plan`, or its summary's token count when the summary
         saves less than `minimum_compaction_saving` of what it would replace (not appended)."""
         config = self._view.config()
+        if compacts_everything(summarizer):
+            plan = widened(plan, self._view.live().messages)
         anchors = self._anchors(plan) if accepts_anchors(summarizer) else None
         text, name = run_summarizer(summarizer, plan.replaced, config.summary_tokens, anchors)
-        text = marked_summary(text)
-        tokens = self._view.count(text)
+        if isinstance(text, ProviderSummary):
+            summary = self._counted(text.message)
+            tokens = sum(part.tokens or 0 for part in summary.parts)
+        else:
+            text = marked_summary(text)
+            tokens = self._view.count(text)
+            summary = Message(role="user", parts=(TextPart(text=text, tokens=tokens),))
         if not saves_enough(config, plan.replaced_tokens, tokens):
             return tokens
         before = self._view.fold().tokens
         return ContextCompacted(
-            summary=Message(role="user", parts=(TextPart(text=text, tokens=tokens),)),
+            summary=summary,
             first_kept_message_id=plan.first_kept_message_id,
             replaced_message_ids=tuple(m.id for m in plan.replaced),
             tokens_before=before,
@@ -466,6 +479,17 @@ class WindowKeeper:
             reason=reason,
             summarizer=name,
         )
+
+    def _counted(self, message: Message) -> Message:
+        """A provider's summary with each part counted as an append counts it (a provider's
+        item by what its own render sends back)."""
+        parts = [
+            part
+            if part.tokens is not None
+            else part.model_copy(update={"tokens": self._view.count(_part_text(part))})
+            for part in message.parts
+        ]
+        return message.model_copy(update={"parts": tuple(parts)})
 
     def _anchors(self, plan: CompactionPlan) -> SummaryAnchors:
         """The previous summary among the replaced messages, and the artifact trail of the whole
@@ -491,6 +515,13 @@ class WindowKeeper:
             encoding=current.header.encoding,
             usable=usable_window(current.header),
         )
+
+
+def _part_text(part: Part) -> str:
+    """The text a part of a provider's summary is counted by."""
+    if isinstance(part, NativePart):
+        return native_text(part)
+    return part.text if isinstance(part, TextPart) else ""
 
 
 def _said(payload: object) -> str:
