@@ -457,12 +457,15 @@ class Session:
         *natives: Native,
         state: Mapping[str, Any] | None = None,
         event_id: str | None = None,
+        then: Sequence[Payload] = (),
     ) -> Record:
         """Keep a framework's or a source's entry that is not a message (a Claude Code
         `file-history-snapshot` line, an ADK event that only changes state), verbatim: one
         `RecordAppended` event whose record holds each `native` as a part. It is in the log,
         exports and audits (`SessionStore.read`), never in the context; its content is stored
-        and redactable like a message's. `state` and `event_id` as in `append_message`."""
+        and redactable like a message's. `state` and `event_id` as in `append_message`; `then`
+        are events that follow it in the same transaction (what the entry did to the context:
+        an ADK compaction's `ContextCompacted`)."""
         changes = state_changes(self._fold.state, state)
         for native in natives:
             if not isinstance(native, Native):
@@ -472,7 +475,7 @@ class Session:
             record = Record(kind=kind, parts=tuple(NativePart(native=n) for n in natives))
         except ValidationError as exc:
             raise InvalidArgument(f"not a valid record: {describe_validation_error(exc)}") from None
-        self.append_events([_keyed(RecordAppended(record=record), event_id), *changes])
+        self.append_events([_keyed(RecordAppended(record=record), event_id), *changes, *then])
         return record
 
     # lifecycle: what agent frameworks' sessions do besides appending
