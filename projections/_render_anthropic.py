@@ -44,7 +44,8 @@ addition, so that a loop with extended thinking and tools is never refused:
 - **A compaction block opens the conversation.** After Anthropic compacted (its `compaction`
   block, recorded as a summary: `sessionstore.projections._provider_compaction`), the live
   context starts with the assistant turn that holds the block, and it is sent first, with no
-  `CONTINUED` before it: the API reads nothing before a compaction block.
+  `CONTINUED` before it: the API reads nothing before a compaction block. What the response
+  said after the block is sent in the same turn, thinking included, as the API returned it.
 
 What no render can do: with thinking enabled, the API requires the assistant turn of the
 latest `tool_use` to start with a thinking block. When that call came from another provider
@@ -108,6 +109,11 @@ def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
         if turns and turns[-1]["role"] == role and not (alone or thinks):
             turns[-1]["content"].extend(blocks)
             continue
+        if role == "assistant" and turns and _compaction_only(turns[-1]):
+            # the response that held the block goes on in its turn, thinking and all, as sent
+            turns[-1]["content"].extend(blocks)
+            alone = thinks
+            continue
         if turns and turns[-1]["role"] == role == "assistant":
             turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
         turns.append({"role": role, "content": blocks})
@@ -121,6 +127,12 @@ def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
     if not system:
         return {"messages": turns}
     return {"system": "\n\n".join(system), "messages": turns}
+
+
+def _compaction_only(turn: JsonDict) -> bool:
+    """Whether a turn is an assistant's compaction block alone (the summary of a compaction
+    the provider made, recorded apart from the rest of its response)."""
+    return turn["role"] == "assistant" and all(b["type"] == COMPACTION for b in turn["content"])
 
 
 def one_turn_per_response(messages: Sequence[LiveMessage]) -> list[LiveMessage]:

@@ -279,3 +279,19 @@ def test_our_policies_leave_the_providers_compaction_alone(store: SessionStore) 
     assert items[2]["role"] == "user" and "summary" in json.dumps(items[2]).lower()
     s.prune()
     assert s.context().to_responses()[1] == items[1]
+
+
+def test_an_anthropic_response_after_its_compaction_block_stays_one_turn_with_its_thinking(
+    store: SessionStore,
+) -> None:
+    s = new_session(store, "claude-opus-4-6")
+    content = [
+        {"type": "compaction", "content": "Modules 1-3 read.", "signature": "c2ln"},
+        {"type": "thinking", "thinking": "Read module 4 next.", "signature": "dGhpbms="},
+        {"type": "tool_use", "id": "toolu_4", "name": "read_file", "input": {"path": "m4.py"}},
+    ]
+    s.append_anthropic({"id": "msg_4", "role": "assistant", "content": content})
+    s.append_tool_result("toolu_4", "x = 1")
+    messages = s.context().to_anthropic()["messages"]
+    assert messages[0] == {"role": "assistant", "content": content}
+    assert [m["role"] for m in messages] == ["assistant", "user"]
