@@ -20,7 +20,13 @@ from anthropic.types.beta import BetaMessageParam
 from pydantic import TypeAdapter
 
 from sessionstore import Session, SessionStore
-from sessionstore.events import ContextCompacted, Message, MessageAppended, TextPart, Usage
+from sessionstore.events import (
+    ContextCompacted,
+    Message,
+    MessageAppended,
+    TextPart,
+    Usage,
+)
 from sessionstore.projections import compaction_item
 from tests.providers.fake_compaction import (
     COMPACTED_INPUT,
@@ -295,3 +301,40 @@ def test_an_anthropic_response_after_its_compaction_block_stays_one_turn_with_it
     messages = s.context().to_anthropic()["messages"]
     assert messages[0] == {"role": "assistant", "content": content}
     assert [m["role"] for m in messages] == ["assistant", "user"]
+
+
+def test_our_compaction_and_the_providers_in_one_loop(store: SessionStore) -> None:
+    """Ours between the provider's: our summary goes after the provider's item, the provider's
+    next compaction replaces it too, and every request sends the newest item first."""
+    s = new_session(store, "gpt-5.2")
+    fake = CompactingResponses(reads)
+    sent_after_ours: list[str] = []
+    with serving(fake) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="t", max_retries=0, timeout=TIMEOUT)
+        for turn in range(1, TURNS + 1):
+            if turn in (6, 9):
+                s.compact(keep_turns=0, keep_tokens=1_500)
+                sent_after_ours.append(
+                    json.dumps([i.get("type") for i in s.context().to_responses()])
+                )
+            response = client.responses.create(
+                model="gpt-5.2",
+                input=s.context().to_responses(),
+                store=False,
+                context_management=[{"type": "compaction", "compact_threshold": 2_500}],
+            )
+            answer = s.append_openai_response(response)
+            call = next((p for p in answer.parts if p.type == "tool_call"), None)
+            if call is None:
+                break
+            s.append_tool_result(call.call_id, read_file(json.loads(call.arguments)["path"]))
+    assert fake.refusals == []
+    assert fake.turns == TURNS
+    reasons = [
+        e.payload.reason for e in store.read(s.id) if isinstance(e.payload, ContextCompacted)
+    ]
+    assert reasons.count("manual") == 2 and reasons.count("provider") >= 2, reasons
+    # ours went after the provider's item: developer, item, our summary, what it kept
+    assert [json.loads(types)[:3] for types in sent_after_ours] == [
+        ["message", "compaction", "message"]
+    ] * 2
