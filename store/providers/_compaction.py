@@ -47,13 +47,32 @@ class CompactedResponse:
         its usage is the compaction's cost, not the size of what it left."""
         if self.rest is None or self.rest.usage is None:
             return None
-        return reported(self.rest.usage)
+        return last_iteration(self.rest.usage) or reported(self.rest.usage)
 
 
 def reported(usage: Usage) -> int:
     """The context a response's usage describes, prompt and answer: what the fold counts from
     (`ContextFold.usage_base`)."""
     return usage.input + usage.cache_read + usage.cache_write + usage.output
+
+
+def last_iteration(usage: Usage) -> int | None:
+    """The context the last sampling iteration read and wrote, when the usage lists its
+    iterations (Anthropic: the top-level counts add up every `message` iteration of a server
+    tool loop, and the context is the last one's); `None` without them."""
+    for entry in reversed(usage.iterations or ()):
+        if isinstance(entry, dict) and entry.get("type") == "message":
+            counts = [
+                entry.get(key)
+                for key in (
+                    "input_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                    "output_tokens",
+                )
+            ]
+            return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
+    return None
 
 
 def split_at_compaction(message: Message) -> CompactedResponse | None:

@@ -95,13 +95,29 @@ def _oldest_results(live: Sequence[LiveMessage], n: int, excluded: set[str]) -> 
 
 
 def _oldest_thinking(live: Sequence[LiveMessage], n: int) -> tuple[str, ...]:
-    turns = [
-        [part.id for part in message.parts if isinstance(part, ReasoningPart)]
-        for message in live
-        if message.role == "assistant"
-    ]
-    thinking = [ids for ids in turns if ids][:n]
+    """The reasoning parts of the oldest `n` assistant turns that show thinking; the messages
+    of one response (as Claude Code records them, a block each) are one turn, as the render
+    sends them."""
+    turns: list[tuple[str | None, list[str]]] = []
+    for message in live:
+        if message.role != "assistant":
+            continue
+        ids = [part.id for part in message.parts if isinstance(part, ReasoningPart)]
+        response = _response_id(message)
+        if turns and response is not None and turns[-1][0] == response:
+            turns[-1][1].extend(ids)
+        else:
+            turns.append((response, ids))
+    thinking = [ids for _, ids in turns if ids][:n]
     return tuple(part_id for ids in thinking for part_id in ids)
+
+
+def _response_id(message: LiveMessage) -> str | None:
+    native = message.native
+    if native is None or native.api != ANTHROPIC or not isinstance(native.value, dict):
+        return None
+    response = native.value.get("id")
+    return response if isinstance(response, str) else None
 
 
 def _excluded_tools(request: Mapping[str, Any] | None) -> set[str]:

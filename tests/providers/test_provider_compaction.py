@@ -338,3 +338,39 @@ def test_our_compaction_and_the_providers_in_one_loop(store: SessionStore) -> No
     assert [json.loads(types)[:3] for types in sent_after_ours] == [
         ["message", "compaction", "message"]
     ] * 2
+
+
+def test_the_figure_is_the_last_sampling_iteration_when_the_usage_lists_them(
+    store: SessionStore,
+) -> None:
+    """A server tool loop after compacting: the top-level usage adds up its iterations, the
+    context is what the last one read and wrote."""
+    s = new_session(store, "claude-opus-4-6")
+    iteration = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    s.append_anthropic(
+        {
+            "id": "msg_1",
+            "role": "assistant",
+            "content": [
+                {"type": "compaction", "content": "Modules read.", "signature": "c2ln"},
+                {"type": "text", "text": "Searching, then answering."},
+            ],
+            "usage": {
+                "input_tokens": 1_500,
+                "output_tokens": 70,
+                "iterations": [
+                    {
+                        **iteration,
+                        "type": "compaction",
+                        "input_tokens": 9_000,
+                        "output_tokens": 300,
+                    },
+                    {**iteration, "type": "message", "input_tokens": 640, "output_tokens": 30},
+                    {**iteration, "type": "message", "input_tokens": 860, "output_tokens": 40},
+                ],
+            },
+        }
+    )
+    ((_, compaction),) = provider_compactions(store, s)
+    assert compaction.tokens_after == REPORTED
+    assert (s.measure().tokens, s.measure().source) == (REPORTED, "usage")
