@@ -15,15 +15,18 @@ kept, and nothing it replaced, which is everything before the boundary but the s
 (pins too: `compacts_everything_before`). Another provider is shown the summary's text, or a
 note when it is encrypted (`sessionstore.projections.compaction_text`).
 
-When the request fails (the API refuses it, the network is down, the answer holds no
-compaction), `fallback` writes the summary instead, `ExtractiveSummarizer()` by default, and
-the compaction event names it; with `fallback=None` the compaction fails and appends nothing.
+An async client works too: the summarizer then answers an awaitable, which the session awaits
+on its caller's loop (`AsyncSession`). When the request fails (the API refuses it, the network
+is down, the answer holds no compaction), `fallback` writes the summary instead,
+`ExtractiveSummarizer()` by default, and the compaction event names it; with `fallback=None`
+the compaction fails and appends nothing.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 from sessionstore.context._summarize import (
@@ -70,18 +73,63 @@ class _ProviderCompactSummarizer:
         target_tokens: int,
         *,
         anchors: SummaryAnchors | None = None,
+    ) -> AttributedSummary | Awaitable[AttributedSummary]:
+        """The provider's summary, or the fallback's; an awaitable of it when the client is
+        async (`openai.AsyncOpenAI`, `anthropic.AsyncAnthropic`), which the session awaits on
+        its caller's loop."""
+        try:
+            answer = self.request(messages)
+        except Exception as error:
+            return self._fall_back(error, messages, target_tokens, anchors)
+        if inspect.isawaitable(answer):
+            return self._awaited(answer, messages, target_tokens, anchors)
+        return self._summary(answer, messages, target_tokens, anchors)
+
+    async def _awaited(
+        self,
+        answer: Awaitable[object],
+        messages: Sequence[LiveMessage],
+        target_tokens: int,
+        anchors: SummaryAnchors | None,
     ) -> AttributedSummary:
         try:
-            message = self.compacted(messages, target_tokens)
+            done = await answer
         except Exception as error:
-            if self.fallback is None:
-                raise
-            return fallen_back(self.fallback, self.name, error, messages, target_tokens, anchors)
+            return self._fall_back(error, messages, target_tokens, anchors)
+        return self._summary(done, messages, target_tokens, anchors)
+
+    def _summary(
+        self,
+        answer: object,
+        messages: Sequence[LiveMessage],
+        target_tokens: int,
+        anchors: SummaryAnchors | None,
+    ) -> AttributedSummary:
+        try:
+            message = self.message_of(_json(answer))
+        except Exception as error:
+            return self._fall_back(error, messages, target_tokens, anchors)
         text = "\n\n".join(p.text for p in message.parts if isinstance(p, NativePart) and p.text)
         return ProviderSummary(text, self.name, message)
 
-    def compacted(self, messages: Sequence[LiveMessage], target_tokens: int) -> Message:
-        """The provider's summary of `messages`, as the message to record; raises on failure."""
+    def _fall_back(
+        self,
+        error: Exception,
+        messages: Sequence[LiveMessage],
+        target_tokens: int,
+        anchors: SummaryAnchors | None,
+    ) -> AttributedSummary:
+        if self.fallback is None:
+            raise error
+        return fallen_back(self.fallback, self.name, error, messages, target_tokens, anchors)
+
+    def request(self, messages: Sequence[LiveMessage]) -> object:
+        """The client's answer to the compaction request for `messages` (an awaitable of it
+        from an async client)."""
+        raise NotImplementedError
+
+    def message_of(self, answer: dict[str, Any]) -> Message:
+        """The summary to record from the API's answer; raises when it holds no compaction."""
         raise NotImplementedError
 
 
@@ -102,11 +150,13 @@ class OpenAICompactSummarizer(_ProviderCompactSummarizer):
         super().__init__(client, model, fallback=fallback)
         self.options = options
 
-    def compacted(self, messages: Sequence[LiveMessage], target_tokens: int) -> Message:
-        answer = self.client.responses.compact(
+    def request(self, messages: Sequence[LiveMessage]) -> object:
+        return self.client.responses.compact(
             model=self.model, input=to_responses(messages), **self.options
         )
-        output = _json(answer).get("output")
+
+    def message_of(self, answer: dict[str, Any]) -> Message:
+        output = answer.get("output")
         if not isinstance(output, list) or not all(isinstance(i, dict) for i in output):
             raise ValueError("the compacted response has no output list")
         parts = tuple(_responses_part(item) for item in output)
@@ -141,25 +191,24 @@ class AnthropicCompactSummarizer(_ProviderCompactSummarizer):
         self.betas = list(betas)
         self.options = options
 
-    def compacted(self, messages: Sequence[LiveMessage], target_tokens: int) -> Message:
+    def request(self, messages: Sequence[LiveMessage]) -> object:
         request = to_anthropic(messages)
         compaction: dict[str, Any] = {"type": "summarize"}
         if self.instructions:
             compaction["instructions"] = self.instructions
         extra: dict[str, Any] = {"system": request["system"]} if "system" in request else {}
-        answer = _json(
-            self.client.beta.messages.create(
-                model=self.model,
-                max_tokens=self.max_tokens,
-                messages=request["messages"],
-                compaction=compaction,
-                betas=self.betas,
-                **extra,
-                **self.options,
-            )
+        return self.client.beta.messages.create(
+            model=self.model,
+            max_tokens=self.max_tokens,
+            messages=request["messages"],
+            compaction=compaction,
+            betas=self.betas,
+            **extra,
+            **self.options,
         )
-        blocks = answer.get("content")
-        natives = [Native(api=ANTHROPIC, value=b) for b in _objects(blocks)]
+
+    def message_of(self, answer: dict[str, Any]) -> Message:
+        natives = [Native(api=ANTHROPIC, value=b) for b in _objects(answer.get("content"))]
         found = [native for native in natives if compaction_item(native) is not None]
         if not found:
             stop = answer.get("stop_reason")

@@ -5,6 +5,7 @@ on demand; on every backend."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -14,12 +15,14 @@ import pytest
 
 from sessionstore import (
     AnthropicCompactSummarizer,
+    AsyncSessionStore,
     CompactionError,
     OpenAICompactSummarizer,
     Session,
     SessionStore,
 )
 from sessionstore.events import ContextCompacted, NativePart
+from tests.conftest import Backend
 from tests.providers.fake_compaction import (
     TIMEOUT,
     CompactingAnthropic,
@@ -150,3 +153,30 @@ def test_an_unreachable_endpoint_falls_back_too(store: SessionStore) -> None:
     s.compact(OpenAICompactSummarizer(client, "gpt-5.2"), keep_turns=1, keep_tokens=0)
     (compaction,) = compactions(store, s)
     assert compaction.summarizer == "extractive (fallback: openai.responses.compact failed)"
+
+
+def test_an_async_client_compacts_through_the_async_face(backend: Backend) -> None:
+    async def steps(url: str) -> ContextCompacted:
+        async with AsyncSessionStore(backend.url) as store:
+            s = await store.create_session(model="gpt-5.2")
+            await s.append_user("Read the modules.")
+            for n in range(1, 5):
+                calls = [{"id": f"c{n}", "name": "read_file", "arguments": "{}"}]
+                await s.append_assistant(tool_calls=calls)
+                await s.append_tool_result(f"c{n}", read_file(f"m{n}.py"))
+            await s.append_user("Now fix it.")
+            client = openai.AsyncOpenAI(
+                base_url=f"{url}/v1", api_key="t", max_retries=0, timeout=TIMEOUT
+            )
+            summarizer = OpenAICompactSummarizer(client, "gpt-5.2", fallback=None)
+            event = await s.compact(summarizer, keep_turns=1, keep_tokens=0)
+            assert isinstance(event.payload, ContextCompacted)
+            return event.payload
+
+    fake = CompactingResponses(reads)
+    with serving(fake) as url:
+        compaction = asyncio.run(steps(url))
+    assert fake.refusals == []
+    assert compaction.summarizer == "openai.responses.compact"
+    kinds = [p.native.value["type"] for p in compaction.summary.parts]  # type: ignore[index,union-attr,call-overload]
+    assert kinds == ["message", "compaction"]
