@@ -25,6 +25,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         AsyncSessionStore,
     )
     from sessionstore.context import (
+        AnthropicCompactSummarizer,
         CompactionPlan,
         CompactionProposal,
         CompactionRefused,
@@ -32,6 +33,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         Measure,
         ModelSummarizer,
         OpenAIChatSummarizer,
+        OpenAICompactSummarizer,
         PrunePlan,
         Summarizer,
         SummaryAnchors,
@@ -92,6 +94,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "AsyncSessionStore",
     ),
     "sessionstore.context": (
+        "AnthropicCompactSummarizer",
         "CompactionPlan",
         "CompactionProposal",
         "CompactionRefused",
@@ -99,6 +102,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Measure",
         "ModelSummarizer",
         "OpenAIChatSummarizer",
+        "OpenAICompactSummarizer",
         "PrunePlan",
         "Summarizer",
         "SummaryAnchors",
@@ -157,6 +161,7 @@ light command does not pay for SQLAlchemy, pydantic's models and tiktoken it nev
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
+    "AnthropicCompactSummarizer",
     "ArtifactTrail",
     "AsyncSession",
     "AsyncSessionStore",
@@ -186,6 +191,7 @@ __all__ = [
     "NewEvent",
     "NotInContext",
     "OpenAIChatSummarizer",
+    "OpenAICompactSummarizer",
     "PayloadTooLarge",
     "PrunePlan",
     "RecordedEvent",

@@ -30,6 +30,7 @@ def test_store_exports() -> None:
         set(sessionstore.__all__)
         == public_names(sessionstore)
         == {
+            "AnthropicCompactSummarizer",
             "ArtifactTrail",
             "AsyncSession",
             "AsyncSessionStore",
@@ -59,6 +60,7 @@ def test_store_exports() -> None:
             "NewEvent",
             "NotInContext",
             "OpenAIChatSummarizer",
+            "OpenAICompactSummarizer",
             "PayloadTooLarge",
             "PrunePlan",
             "RecordedEvent",
