@@ -38,11 +38,17 @@ def db_upgrade(app: Cli, partitions: int | None) -> None:
     """Migrate the database to this version's schema (creating it when it is empty)."""
     recorder = open_recorder(app.url if partitions is None else _asking(app.url, partitions))
     try:
+        before = recorder.database_state().revision
         upgrade(recorder)
         current = recorder.database_state().revision
     finally:
         recorder.close()
-    _show_revision(current)
+    if before == current:
+        click.echo(f"nothing to do: the database is at {current}, this version's head")
+    elif before is None:
+        click.echo(f"created the schema at {current}")
+    else:
+        click.echo(f"upgraded the database from {before} to {current}")
 
 
 def _asking(url: str, partitions: int) -> str:

@@ -13,6 +13,7 @@ other's way, is each recorder's own (`Recorder.database_state`, `Recorder.migrat
 
 from __future__ import annotations
 
+import shlex
 import sys
 from importlib.resources import files
 from pathlib import Path
@@ -98,14 +99,20 @@ def ensure_schema(recorder: Recorder, *, migrate: bool, create: bool = True) -> 
         if state.revision is not None:
             raise SchemaMismatch(
                 f"{recorder.shown_url} is at schema revision {state.revision}, this code "
-                f"needs {head}; run `sessionstore db upgrade`"
+                f"needs {head}; run `{upgrade_command(recorder.shown_url)}`"
             )
         why = "it is empty" if state.exists else "the file does not exist"
         raise SchemaMismatch(
             f"{recorder.shown_url} holds no sessionstore schema ({why}); "
-            "run `sessionstore db upgrade` to create it"
+            f"run `{upgrade_command(recorder.shown_url)}` to create it"
         )
     upgrade(recorder)
+
+
+def upgrade_command(shown_url: str) -> str:
+    """The command that migrates the database at `shown_url`, to be typed as it is: it names
+    the database, so it never creates another (`./sessions.db`) instead."""
+    return f"sessionstore --db {shlex.quote(shown_url)} db upgrade"
 
 
 def upgrade(recorder: Recorder, revision: str = "head") -> None:
