@@ -34,6 +34,11 @@ class Cli:
         return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 200)
 
     @property
+    def width(self) -> int:
+        """The columns a table may take: the terminal's, or 200 off a terminal."""
+        return self.out.width
+
+    @property
     def url(self) -> str:
         from sessionstore.storage import resolve_url
 
@@ -65,6 +70,12 @@ class Cli:
             self.refuse_missing_file()
             self._store = SessionStore(self.url, create=False, migrate=False, snapshot_every=NEVER)
         return self._store
+
+    def find(self, session_id: str, *, writing: bool = False) -> str:
+        """The whole id of the session `session_id` names, whole or by a unique prefix (the
+        CLI prints shortened ids where the terminal is narrow), found in the store the command
+        then uses: the writer's when `writing`, else the reader's."""
+        return (self.store if writing else self.reader).find_session(session_id)
 
     def refuse_missing_file(self) -> None:
         """A SQLite file that is not there is a mistyped path, not a wish for a new store."""

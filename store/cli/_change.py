@@ -35,6 +35,7 @@ def redact(
     """Delete what parts said, for good (with --all, every part of the session): their bytes
     leave the database, the chain still verifies. On a terminal, --all first says how many
     parts it deletes and asks (--yes does not ask)."""
+    session_id = app.find(session_id, writing=True)
     if part_ids and every:
         raise click.UsageError("name parts or --all, not both")
     if not part_ids and not every:
@@ -77,6 +78,7 @@ def _interactive() -> bool:
 @pass_cli
 def prune(app: Cli, session_id: str, dry_run: bool, as_json: bool) -> None:
     """Replace old tool outputs by placeholders (restorable), when it frees enough."""
+    session_id = app.find(session_id, writing=True)
     session = app.store.session(session_id)
     version_before = session.version
     plan = session.prune(dry_run=dry_run)
@@ -128,6 +130,7 @@ def compact(
     as_json: bool,
 ) -> None:
     """Summarize the head of the conversation (offline, extractive), keeping the last turns."""
+    session_id = app.find(session_id, writing=True)
     session = app.store.session(session_id)
     proposal = session.propose_compaction(keep_turns=keep_turns, keep_tokens=keep_tokens)
     if dry_run:
@@ -166,6 +169,7 @@ def restore(
 ) -> None:
     """Bring back original outputs of pruned, truncated or previewed parts (every pruned or
     previewed one by default), or, with --undo SEQ, whatever the event at SEQ took out."""
+    session_id = app.find(session_id, writing=True)
     if seq is not None:
         if part_ids:
             raise click.UsageError("name parts or --undo SEQ, not both")
@@ -212,6 +216,7 @@ def _undo(app: Cli, session_id: str, seq: int, as_json: bool) -> None:
 @pass_cli
 def fork(app: Cli, session_id: str, at: int | None, title: str | None) -> None:
     """A new session that shares this one's history up to a point."""
+    session_id = app.find(session_id, writing=True)
     forked = app.store.fork(session_id, at=at, title=title)
     click.echo(forked.id)
 

@@ -46,6 +46,7 @@ def verify(
 ) -> int:
     """Check hash chains, the sessions table, fork links and snapshots; exit 1 when anything
     does not hold."""
+    session_id = app.find(session_id) if session_id is not None else None
     if (session_id is None) == (not every):
         raise click.UsageError("name one session ID, or --all")
     if checkpoint_file is not None and not every:

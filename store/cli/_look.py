@@ -44,7 +44,7 @@ def list_sessions(
     elif not summaries:
         click.echo("no sessions yet; `sessionstore demo` makes one")
     else:
-        app.show(views.sessions_table(summaries))
+        app.show(views.sessions_table(summaries, app.width))
 
 
 @click.command()
@@ -53,6 +53,7 @@ def list_sessions(
 @pass_cli
 def show(app: Cli, session_id: str, as_json: bool) -> None:
     """The session's header and its live context."""
+    session_id = app.find(session_id)
     session = app.reader.session(session_id)
     context = session.context()
     [summary] = app.reader.summaries(session_id)
@@ -82,6 +83,7 @@ def show(app: Cli, session_id: str, as_json: bool) -> None:
 @pass_cli
 def timeline(app: Cli, session_id: str, as_json: bool) -> None:
     """Every event of the session: what it did to the live context, and its size after."""
+    session_id = app.find(session_id)
     rows = app.reader.session(session_id).timeline()
     if as_json:
         app.json([views.timeline_json(row) for row in rows])
@@ -102,6 +104,7 @@ def artifacts(app: Cli, session_id: str, at: str | None, as_json: bool) -> None:
     """What the session did, from its log: the user's requests, files read and changed,
     commands and their outcomes, errors (their decisive lines, and the call that fixed them),
     the todo list. Pruned and compacted messages count too."""
+    session_id = app.find(session_id)
     trail = app.reader.session(session_id).artifacts(at=replay_point(at))
     if as_json:
         app.json(views.artifacts_json(trail))
@@ -145,6 +148,7 @@ def replay_point(value: str | None) -> int | datetime | None:
 @pass_cli
 def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, form: str) -> None:
     """The live context now, or as it was at a point, in a model API's shape."""
+    session_id = app.find(session_id)
     live = app.reader.session(session_id).context(
         at=replay_point(at), restore_pruned=restore_pruned
     )
@@ -168,6 +172,7 @@ def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, for
 @pass_cli
 def diff(app: Cli, session_id: str, start: str, end: str | None, as_json: bool) -> None:
     """What entered and left the live context between two points."""
+    session_id = app.find(session_id)
     session = app.reader.session(session_id)
     before = session.context(at=replay_point(start))
     after = session.context(at=replay_point(end))

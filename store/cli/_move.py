@@ -27,6 +27,7 @@ from sessionstore.session import ImportFormat
 def export_session(app: Cli, session_id: str, output: Path | None) -> None:
     """Write the session's events as JSONL (one envelope per line, hashes included), then the
     bodies they reference (one per line)."""
+    session_id = app.find(session_id)
     if output is not None:
         check_target(output)
     lines = app.reader.export_session(session_id)
