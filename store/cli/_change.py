@@ -187,13 +187,19 @@ def restore(
 
 
 def _undo(app: Cli, session_id: str, seq: int, as_json: bool) -> None:
-    event = app.store.session(session_id).undo(seq)
+    session = app.store.session(session_id)
+    event = session.undo(seq)
+    now = session.measure()
+    over = now.usable is not None and now.tokens > now.usable
     if as_json:
         app.json(
             {
                 "undone": seq,
                 "seq": event.seq if event else None,
                 "type": event.type if event else None,
+                "tokens": now.tokens,
+                "usable_window": now.usable,
+                "over_window": over,
             }
         )
     elif event is None:
@@ -202,6 +208,13 @@ def _undo(app: Cli, session_id: str, seq: int, as_json: bool) -> None:
         )
     else:
         click.echo(f"undid seq {seq} with {event.type} at seq {event.seq}")
+    if over and not as_json:
+        click.echo(
+            f"warning: the context is now {now.tokens:,} tokens, over the usable window of "
+            f"{now.usable:,}: the next check before a model call shrinks it again "
+            f"(`sessionstore prune {session_id}` or `compact {session_id}` does it now)",
+            err=True,
+        )
 
 
 @click.command()

@@ -4,7 +4,9 @@ nothing."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import click
 
@@ -14,8 +16,11 @@ from sessionstore.cli._app import (
     json_option,
     pass_cli,
 )
+from sessionstore.events import InvalidReplayPoint
 from sessionstore.projections import diff_contexts
-from sessionstore.session import SQL_INT_MAX
+from sessionstore.session import SQL_INT_MAX, Session
+
+T = TypeVar("T")
 
 
 @click.command("ls")
@@ -105,11 +110,27 @@ def artifacts(app: Cli, session_id: str, at: str | None, as_json: bool) -> None:
     commands and their outcomes, errors (their decisive lines, and the call that fixed them),
     the todo list. Pruned and compacted messages count too."""
     session_id = app.find(session_id)
-    trail = app.reader.session(session_id).artifacts(at=replay_point(at))
+    session = app.reader.session(session_id)
+    trail = at_point(session, "--at", at, session.artifacts)
     if as_json:
         app.json(views.artifacts_json(trail))
     else:
         app.show(views.artifacts_view(trail))
+
+
+def at_point(
+    session: Session, option: str, value: str | None, read: Callable[[int | datetime | None], T]
+) -> T:
+    """`read(at=)` at the point `option` names, or a refusal in the command line's words (the
+    option, the events the session has) rather than the API's."""
+    try:
+        return read(replay_point(value))
+    except InvalidReplayPoint:
+        raise click.BadParameter(
+            f"{value} is no point of session {session.id}: give an event number from 1 to "
+            f"{session.version:,}, or a time since it started",
+            param_hint=option,
+        ) from None
 
 
 def replay_point(value: str | None) -> int | datetime | None:
@@ -149,8 +170,9 @@ def replay_point(value: str | None) -> int | datetime | None:
 def context(app: Cli, session_id: str, at: str | None, restore_pruned: bool, form: str) -> None:
     """The live context now, or as it was at a point, in a model API's shape."""
     session_id = app.find(session_id)
-    live = app.reader.session(session_id).context(
-        at=replay_point(at), restore_pruned=restore_pruned
+    session = app.reader.session(session_id)
+    live = at_point(
+        session, "--at", at, lambda at: session.context(at=at, restore_pruned=restore_pruned)
     )
     if form == "openai":
         app.json(live.to_openai())
@@ -174,8 +196,8 @@ def diff(app: Cli, session_id: str, start: str, end: str | None, as_json: bool) 
     """What entered and left the live context between two points."""
     session_id = app.find(session_id)
     session = app.reader.session(session_id)
-    before = session.context(at=replay_point(start))
-    after = session.context(at=replay_point(end))
+    before = at_point(session, "--from", start, session.context)
+    after = at_point(session, "--to", end, session.context)
     if before.seq > after.seq:
         raise click.BadParameter(
             f"--from is event {before.seq}, after --to (event {after.seq})", param_hint="--from"

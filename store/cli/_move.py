@@ -102,6 +102,15 @@ def import_session(
                 strict=strict,
                 progress=lambda done, total, _: progress.update(task, completed=done, total=total),
             )
+        if not result.sessions and not result.skipped and not as_json:
+            where = "under" if path.is_dir() else "in"
+            formats = ", ".join(["sessionstore", "openai", *FORMATS])
+            click.echo(
+                f"nothing to import: no transcript or export found {where} {path} "
+                f"(formats: {formats})",
+                err=True,
+            )
+            return
     _report_import(app, result, as_json)
 
 

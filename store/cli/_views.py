@@ -510,13 +510,24 @@ def proposal_text(proposal: CompactionProposal) -> str:
         f"would compact {len(proposal.leaving)} messages ({proposal.leaving_tokens:,} tokens) "
         f"of {proposal.session_id} at version {proposal.version}: "
         f"{proposal.tokens_before:,} -> {proposal.tokens_after:,} tokens",
-        "leaving: " + ", ".join(proposal.leaving),
+        "leaving: " + _listed(proposal.leaving),
         f"first kept: {proposal.first_kept_message_id}",
         f"summary ({proposal.summary_tokens:,} tokens, {proposal.summarizer}):",
         proposal.summary,
         "(dry run: nothing was written)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _listed(ids: Sequence[str], shown: int = 3) -> str:
+    """A few ids, then how many more and the last: a list of 600 is not one line of 25 KB
+    (`--json` has them all)."""
+    if len(ids) <= shown + 1:
+        return ", ".join(ids)
+    return (
+        f"{len(ids):,} messages: {', '.join(ids[:shown])}, ... and {len(ids) - shown - 1:,} more, "
+        f"to {ids[-1]} (--json lists them all)"
+    )
 
 
 def proposal_json(proposal: CompactionProposal) -> dict[str, Any]:

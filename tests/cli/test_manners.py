@@ -3,6 +3,7 @@ moment is one line and exit 130, hints that are commands to type as they are."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import signal
@@ -80,3 +81,41 @@ def test_the_upgrade_hint_is_a_command_that_upgrades_the_database_it_was_given(
     assert followed.stdout == "upgraded the database from 0002 to 0003\n"
     assert sessionstore("--db", url, "ls", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my store.db"]  # no ./sessions.db
+
+
+def test_importing_a_folder_with_nothing_to_import_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = sessionstore(
+        "--db", f"sqlite:///{tmp_path / 's.db'}", "import", str(empty), cwd=tmp_path
+    )
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.startswith(
+        f"nothing to import: no transcript or export found under {empty}"
+    )
+    assert "claude-code" in result.stderr
+
+
+KEEP_LITTLE = ("--keep-turns", "2", "--keep-tokens", "100")
+
+
+def test_compact_dry_run_lists_a_few_of_many_messages_and_json_lists_all(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    with SessionStore(db) as store:
+        s = store.create_session(model="gpt-4o", context_window=128_000, session_id="long")
+        for n in range(40):
+            s.append_user(f"request {n}")
+            s.append_assistant(f"answer {n}: " + "the parser reads one more token. " * 60)
+    text = sessionstore(
+        "--db", db, "compact", "long", "--dry-run", *KEEP_LITTLE, cwd=tmp_path
+    ).stdout
+    [leaving] = [line for line in text.splitlines() if line.startswith("leaving: ")]
+    assert leaving.endswith("more, to " + leaving.split(" to ")[-1])
+    assert "(--json lists them all)" in leaving and len(leaving) < 300
+    listed = json.loads(
+        sessionstore(
+            "--db", db, "compact", "long", "--dry-run", "--json", *KEEP_LITTLE, cwd=tmp_path
+        ).stdout
+    )
+    assert leaving.startswith(f"leaving: {len(listed['leaving'])} messages: ")
+    assert len(listed["leaving"]) > 4
