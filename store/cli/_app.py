@@ -77,6 +77,16 @@ class Cli:
         then uses: the writer's when `writing`, else the reader's."""
         return (self.store if writing else self.reader).find_session(session_id)
 
+    def file_bytes(self) -> int | None:
+        """The SQLite file's size with its write-ahead log; `None` for a server's database."""
+        from sessionstore.storage import database_file
+
+        path = database_file(self.url)
+        if path is None:
+            return None
+        files = (path, path.with_name(path.name + "-wal"))
+        return sum(file.stat().st_size for file in files if file.exists())
+
     def refuse_missing_file(self) -> None:
         """A SQLite file that is not there is a mistyped path, not a wish for a new store."""
         from sessionstore.storage import database_file
@@ -158,4 +168,4 @@ def accept_db_after(command: click.Command) -> None:
 
 
 def n_sessions(count: int) -> str:
-    return f"{count} session" if count == 1 else f"{count} sessions"
+    return f"{count:,} session" if count == 1 else f"{count:,} sessions"

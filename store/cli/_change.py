@@ -48,7 +48,7 @@ def redact(
         if not yes and _interactive():
             count = len(app.store.parts_to_purge(session_id))
             if count and not click.confirm(
-                f"delete what {count} {'part' if count == 1 else 'parts'} of {session_id} "
+                f"delete what {count:,} {'part' if count == 1 else 'parts'} of {session_id} "
                 "said, for good?",
                 err=True,
             ):
@@ -61,7 +61,7 @@ def redact(
     elif event is None:
         click.echo("nothing to redact: all of it is redacted already")
     else:
-        click.echo(f"redacted {len(redacted)} parts at seq {event.seq}")
+        click.echo(f"redacted {len(redacted):,} parts at seq {event.seq}")
     return 0
 
 
@@ -95,11 +95,11 @@ def prune(app: Cli, session_id: str, dry_run: bool, as_json: bool) -> None:
     elif plan is None:
         click.echo("nothing to prune: no unpruned tool output is old enough")
     elif appended:
-        click.echo(f"pruned {len(plan.part_ids)} outputs, freed {plan.tokens_freed:,} tokens")
+        click.echo(f"pruned {len(plan.part_ids):,} outputs, freed {plan.tokens_freed:,} tokens")
     else:
         verb = "would prune" if dry_run and plan.worth_it else "not worth pruning"
         click.echo(
-            f"{verb}: {len(plan.part_ids)} outputs, {plan.tokens_freed:,} tokens "
+            f"{verb}: {len(plan.part_ids):,} outputs, {plan.tokens_freed:,} tokens "
             f"(minimum {plan.minimum:,})"
         )
 
@@ -147,7 +147,7 @@ def compact(
                   "tokens_after": after})  # fmt: skip
     else:
         click.echo(
-            f"compacted {replaced} messages into a summary at seq {event.seq}: "
+            f"compacted {replaced:,} messages into a summary at seq {event.seq}: "
             f"{before:,} -> {after:,} tokens"
         )
 
@@ -183,7 +183,7 @@ def restore(
         click.echo("nothing to restore: every output named shows its original already")
     else:
         count = len(event.payload.part_ids)  # type: ignore[attr-defined]
-        click.echo(f"restored {count} outputs at seq {event.seq}")
+        click.echo(f"restored {count:,} outputs at seq {event.seq}")
 
 
 def _undo(app: Cli, session_id: str, seq: int, as_json: bool) -> None:

@@ -84,7 +84,7 @@ def db_gc(app: Cli) -> None:
     """Delete every body no session references (a secret two sessions redacted at the same
     moment, in a database written before that was made safe), then scrub the files."""
     deleted = app.store.collect_bodies()
-    click.echo(f"deleted {deleted} {'body' if deleted == 1 else 'bodies'} no session references")
+    click.echo(f"deleted {deleted:,} {'body' if deleted == 1 else 'bodies'} no session references")
 
 
 def _show_revision(current: str | None) -> None:

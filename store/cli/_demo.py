@@ -68,7 +68,7 @@ class DemoResult:
 def run_demo(store: SessionStore, say: Callable[[str], None], *, turns: int = 60) -> DemoResult:
     """Play the scripted session into `store`, telling `say` what happens, line by line."""
     s = _new_session(store)
-    say(f"Playing a scripted coding agent for {turns} turns (reads, greps, edits, test runs)")
+    say(f"Playing a scripted coding agent for {turns:,} turns (reads, greps, edits, test runs)")
     say(f"into session {s.id}, window {DEMO_WINDOW:,} tokens; no network, no model.")
     with seeded_ids(DEMO_SEED, IDS_FROM):
         report = drive(s, coding_session(turns, seed=DEMO_SEED))
@@ -169,7 +169,7 @@ def _timeline(s: Session, say: Callable[[str], None]) -> None:
         say(_row(run[0]))
         prunes = sum(row.type == "OutputsPruned" for row in run[1:-1])
         cuts = len(run) - 2 - prunes
-        say(f"  {'':>5}  {'':8}  ... {prunes} more prunes, {cuts} more truncations")
+        say(f"  {'':>5}  {'':8}  ... {prunes:,} more prunes, {cuts:,} more truncations")
         say(_row(run[-1]))
 
 
@@ -197,11 +197,11 @@ def _replay(s: Session, compactions: list[RecordedEvent], say: Callable[[str], N
     summaries = [m for m in diff.entered if m.summary]
     say("")
     say(f"Replay: the context at seq {seq}, just before the first compaction, against now:")
-    say(f"  then: {len(then.messages)} messages, {then.tokens:,} tokens")
-    say(f"  now:  {len(now.messages)} messages, {now.tokens:,} tokens")
+    say(f"  then: {len(then.messages):,} messages, {then.tokens:,} tokens")
+    say(f"  now:  {len(now.messages):,} messages, {now.tokens:,} tokens")
     say(
-        f"  {len(diff.left)} messages left the context, {len(diff.entered)} entered "
-        f"({len(summaries)} of them summaries); {len(diff.changed)} outputs changed status."
+        f"  {len(diff.left):,} messages left the context, {len(diff.entered):,} entered "
+        f"({len(summaries):,} of them summaries); {len(diff.changed):,} outputs changed status."
     )
     for message in diff.left[:3]:
         say(f"  - {message.role} {message.id}: {_gist(message)}")
@@ -229,13 +229,13 @@ def _outline(summary: str) -> list[str]:
     for heading, *body in sections:
         # not "(5 older entries left out...)", nor an entry's heading ("Request 1, seq 2:")
         entries = [line for line in body if not line.startswith("(") and line[-1] != ":"]
-        outline.append(f"{heading} ({len(body)} lines)")
+        outline.append(f"{heading} ({len(body):,} lines)")
         outline += [f"  {_clip(entry, 90)}" for entry in entries[:1]]
     return outline
 
 
 def _times(n: int) -> str:
-    return "once" if n == 1 else f"{n} times"
+    return "once" if n == 1 else f"{n:,} times"
 
 
 def _text(message: LiveMessage) -> str:

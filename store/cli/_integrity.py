@@ -85,10 +85,11 @@ def verify(
 def stats(app: Cli, as_json: bool) -> None:
     """Sessions, events, bytes, and the tokens pruning and compaction saved."""
     figures = app.reader.stats()
+    size = app.file_bytes()
     if as_json:
-        app.json(views.stats_json(figures))
+        app.json(views.stats_json(figures, size))
     else:
-        click.echo(views.stats_text(figures))
+        click.echo(views.stats_text(figures, size))
 
 
 COMMANDS: dict[str, click.Command] = {

@@ -38,7 +38,7 @@ def export_session(app: Cli, session_id: str, output: Path | None) -> None:
     count = write_lines(output, lines)
     events = app.reader.version(session_id)
     bodies = f" and {count - events:,} bodies" if count > events else ""
-    click.echo(f"wrote {events} events{bodies} of {session_id} to {output}", err=True)
+    click.echo(f"wrote {events:,} events{bodies} of {session_id} to {output}", err=True)
 
 
 @click.command("import")
@@ -164,13 +164,13 @@ def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
         if imported.created:
             verb = "imported"
         elif imported.events_written:
-            verb = f"added {imported.events_written} events to"
+            verb = f"added {imported.events_written:,} events to"
         else:
             click.echo(f"{imported.session_id}: nothing new")
             continue
         click.echo(
-            f"{verb} {imported.session_id}: {live.seq} events, "
-            f"{live.messages} live messages, {live.tokens:,} tokens"
+            f"{verb} {imported.session_id}: {live.seq:,} events, "
+            f"{live.messages:,} live messages, {live.tokens:,} tokens"
         )
     for skip in result.skipped[:_SHOWN_SKIPS]:
         click.echo(f"skipped {skip}", err=True)

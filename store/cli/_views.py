@@ -150,7 +150,7 @@ def context_header(context: Context, title: str, compactions: int) -> Text:
         f"title     {title}",
         f"model     {context.model or '-'}",
         f"at        seq {context.seq} ({when(context.time)})",
-        f"context   {len(context.messages)} messages, "
+        f"context   {len(context.messages):,} messages, "
         f"{tokens_of(context.tokens, context.context_window)} tokens",
         f"compacted {compactions} time(s)",
     ]
@@ -263,9 +263,10 @@ def timeline_json(row: TimelineRow) -> dict[str, Any]:
 def diff_text(diff: ContextDiff) -> Text:
     b, a = diff.before, diff.after
     lines = [
-        Text(f"seq {b.seq}: {len(b.messages)} messages, {b.tokens:,} tokens"),
+        Text(f"seq {b.seq}: {len(b.messages):,} messages, {b.tokens:,} tokens"),
         Text(
-            f"seq {a.seq}: {len(a.messages)} messages, {a.tokens:,} tokens ({diff.tokens_delta:+,})"
+            f"seq {a.seq}: {len(a.messages):,} messages, {a.tokens:,} tokens "
+            f"({diff.tokens_delta:+,})"
         ),
     ]
     lines += [Text(f"- {_line(message)}", style="red") for message in diff.left]
@@ -334,7 +335,7 @@ def chain_json(report: VerifyReport) -> dict[str, Any]:
 
 def chain_line(report: VerifyReport) -> str:
     if report.ok:
-        return f"{report.session_id}: ok ({report.events_checked} events)"
+        return f"{report.session_id}: ok ({report.events_checked:,} events)"
     found = []
     if report.first_broken_seq is not None:
         found.append(f"BROKEN at seq {report.first_broken_seq}: {report.reason}")
@@ -343,11 +344,15 @@ def chain_line(report: VerifyReport) -> str:
     return f"{report.session_id}: " + "; ".join(found)
 
 
-def stats_json(stats: StoreStats) -> dict[str, Any]:
+def stats_json(stats: StoreStats, file_bytes: int | None) -> dict[str, Any]:
     return {
         "sessions": stats.sessions,
         "events": stats.events,
         "payload_bytes": stats.payload_bytes,
+        "bodies": stats.bodies,
+        "body_bytes": stats.body_bytes,
+        "stored_body_bytes": stats.stored_body_bytes,
+        "file_bytes": file_bytes,
         "prunes": stats.prunes,
         "compactions": stats.compactions,
         "tokens_freed_by_pruning": stats.tokens_freed_by_pruning,
@@ -355,18 +360,27 @@ def stats_json(stats: StoreStats) -> dict[str, Any]:
     }
 
 
-def stats_text(stats: StoreStats) -> str:
-    return "\n".join(
-        [
-            f"sessions     {stats.sessions:,}",
-            f"events       {stats.events:,}",
-            f"stored       {stats.payload_bytes:,} bytes of payload",
-            f"prunes       {stats.prunes:,}, freeing {stats.tokens_freed_by_pruning:,} tokens",
-            f"compactions  {stats.compactions:,}, freeing "
-            f"{stats.tokens_freed_by_compaction:,} tokens",
-            "(nothing was deleted: every pruned or compacted token is still in the log)",
-        ]
-    )
+def stats_text(stats: StoreStats, file_bytes: int | None) -> str:
+    """Each figure with what it counts: the events' JSON and the bodies (large texts, stored
+    once, compressed) are what the store wrote; the file also holds indexes, free pages and
+    the write-ahead log, so it is larger."""
+    lines = [
+        f"sessions     {stats.sessions:,}",
+        f"events       {stats.events:,}, {stats.payload_bytes:,} bytes of JSON",
+        f"bodies       {stats.bodies:,} large texts the events refer to, "
+        f"{stats.body_bytes:,} bytes ({stats.stored_body_bytes:,} as stored, compressed)",
+    ]
+    if file_bytes is not None:
+        lines.append(
+            f"file         {file_bytes:,} bytes with its write-ahead log "
+            "(the data above, indexes, free pages)"
+        )
+    lines += [
+        f"prunes       {stats.prunes:,}, freeing {stats.tokens_freed_by_pruning:,} tokens",
+        f"compactions  {stats.compactions:,}, freeing {stats.tokens_freed_by_compaction:,} tokens",
+        "(nothing was deleted: every pruned or compacted token is still in the log)",
+    ]
+    return "\n".join(lines)
 
 
 # the artifact trail
@@ -376,10 +390,10 @@ def artifacts_view(trail: ArtifactTrail) -> Group:
     """Sections Requests, Files, Commands, Errors, Todos; an empty one says so."""
     out: list[Text | Table] = [
         Text(
-            f"{trail.session_id} at seq {trail.seq}: {len(trail.requests)} requests, "
-            f"{len(trail.files)} files ({len(trail.changed_files)} changed), "
-            f"{len(trail.commands)} commands, {len(trail.errors)} errors "
-            f"({len(trail.open_errors)} open)"
+            f"{trail.session_id} at seq {trail.seq}: {len(trail.requests):,} requests, "
+            f"{len(trail.files):,} files ({len(trail.changed_files):,} changed), "
+            f"{len(trail.commands):,} commands, {len(trail.errors):,} errors "
+            f"({len(trail.open_errors):,} open)"
         )
     ]
     out.append(_section("Requests"))
@@ -507,7 +521,7 @@ def artifacts_json(trail: ArtifactTrail) -> dict[str, Any]:
 def proposal_text(proposal: CompactionProposal) -> str:
     """`compact --dry-run`: what would leave, the tokens before and after, and the summary."""
     lines = [
-        f"would compact {len(proposal.leaving)} messages ({proposal.leaving_tokens:,} tokens) "
+        f"would compact {len(proposal.leaving):,} messages ({proposal.leaving_tokens:,} tokens) "
         f"of {proposal.session_id} at version {proposal.version}: "
         f"{proposal.tokens_before:,} -> {proposal.tokens_after:,} tokens",
         "leaving: " + _listed(proposal.leaving),

@@ -19,6 +19,9 @@ class StoreStats:
     sessions: int
     events: int
     payload_bytes: int
+    bodies: int
+    body_bytes: int
+    stored_body_bytes: int
     prunes: int
     compactions: int
     tokens_freed_by_pruning: int
@@ -54,6 +57,9 @@ def store_stats(recorder: Recorder) -> StoreStats:
         sessions=counts.sessions,
         events=counts.events,
         payload_bytes=counts.payload_bytes,
+        bodies=counts.bodies,
+        body_bytes=counts.body_bytes,
+        stored_body_bytes=counts.stored_body_bytes,
         prunes=prunes,
         compactions=compactions,
         tokens_freed_by_pruning=pruned_tokens,

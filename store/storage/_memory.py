@@ -439,7 +439,15 @@ class MemoryRecorder:
     def counts(self) -> StoreCounts:
         db = self._db
         with db.lock:
-            return StoreCounts(len(db.sessions), db.event_count, db.payload_bytes)
+            bodies = db.bodies.values()
+            return StoreCounts(
+                len(db.sessions),
+                db.event_count,
+                db.payload_bytes,
+                len(bodies),
+                sum(body.size for body in bodies),
+                sum(len(body.data) for body in bodies),
+            )
 
     def payloads_of_type(
         self, types: Sequence[str], session_id: str | None = None

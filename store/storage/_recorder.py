@@ -103,9 +103,16 @@ ALL_SESSIONS = SessionFilter()
 
 
 class StoreCounts(NamedTuple):
+    """What a store holds: `payload_bytes` of the events' JSON, and the bodies they refer to
+    (large texts, each stored once), `body_bytes` of them before compression and
+    `stored_body_bytes` as kept."""
+
     sessions: int
     events: int
     payload_bytes: int
+    bodies: int = 0
+    body_bytes: int = 0
+    stored_body_bytes: int = 0
 
 
 class LostRace(Exception):

@@ -489,7 +489,20 @@ class SqlRecorder:
                 sa.func.count(), sa.func.coalesce(sa.func.sum(self._payload_bytes()), 0)
             )
             event_count, size = conn.execute(sizes).one()
-            return StoreCounts(session_count.scalar_one(), int(event_count), int(size))
+            body_sizes = sa.select(
+                sa.func.count(),
+                sa.func.coalesce(sa.func.sum(blobs.c.size), 0),
+                sa.func.coalesce(sa.func.sum(sa.func.length(blobs.c.data)), 0),
+            )
+            body_count, body_bytes, stored = conn.execute(body_sizes).one()
+            return StoreCounts(
+                session_count.scalar_one(),
+                int(event_count),
+                int(size),
+                int(body_count),
+                int(body_bytes),
+                int(stored),
+            )
 
     def _payload_bytes(self) -> sa.ColumnElement[int]:
         """Bytes of each stored payload's JSON text (UTF-8), not characters."""

@@ -60,7 +60,8 @@ def test_artifacts_at_an_earlier_point_by_seq_and_by_time(cli: Cli) -> None:
     refused = cli("artifacts", "s1", "--at", "yesterday")
     assert refused.code == 2 and "neither an event number" in refused.err
     assert cli("artifacts", "s1", "--at", "99").err.startswith(
-        "sessionstore: error: at= must be a seq from 1 to 10"
+        "sessionstore: error: Invalid value for --at: 99 is no point of session s1: give an "
+        "event number from 1 to 10"
     )
 
 

@@ -257,20 +257,33 @@ def test_stats_counts_what_pruning_and_compaction_freed(cli: Cli) -> None:
         "sessions": 1,
         "events": 13,
         "payload_bytes": figures["payload_bytes"],
+        "bodies": figures["bodies"],
+        "body_bytes": figures["body_bytes"],
+        "stored_body_bytes": figures["stored_body_bytes"],
+        "file_bytes": Path(cli.url.removeprefix("sqlite:///")).stat().st_size + wal_size(cli.url),
         "prunes": 1,
         "compactions": 1,
         "tokens_freed_by_pruning": pruned["tokens_freed"],
         "tokens_freed_by_compaction": compacted["tokens_before"] - compacted["tokens_after"],
     }
-    assert figures["payload_bytes"] > len(READ_OUTPUT)
+    assert figures["body_bytes"] >= len(READ_OUTPUT) and figures["bodies"] >= 1
+    assert figures["file_bytes"] > figures["payload_bytes"] + figures["stored_body_bytes"]
     assert cli("stats").out.splitlines() == [
         "sessions     1",
-        "events       13",
-        f"stored       {figures['payload_bytes']:,} bytes of payload",
+        f"events       13, {figures['payload_bytes']:,} bytes of JSON",
+        f"bodies       {figures['bodies']:,} large texts the events refer to, "
+        f"{figures['body_bytes']:,} bytes ({figures['stored_body_bytes']:,} as stored, compressed)",
+        f"file         {figures['file_bytes']:,} bytes with its write-ahead log "
+        "(the data above, indexes, free pages)",
         f"prunes       1, freeing {pruned['tokens_freed']:,} tokens",
         f"compactions  1, freeing {figures['tokens_freed_by_compaction']:,} tokens",
         "(nothing was deleted: every pruned or compacted token is still in the log)",
     ]
+
+
+def wal_size(url: str) -> int:
+    wal = Path(url.removeprefix("sqlite:///") + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
 
 
 def test_verify_needs_one_id_or_all(cli: Cli) -> None:

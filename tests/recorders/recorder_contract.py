@@ -377,7 +377,7 @@ class RecorderContract:
     # figures
 
     def test_counts_and_events_of_a_type(self, recorder: Recorder) -> None:
-        assert tuple(recorder.counts()) == (0, 0, 0)
+        assert tuple(recorder.counts()) == (0, 0, 0, 0, 0, 0)
         one = self.start(recorder, "s1", count=3)
         two = rows("s2", 1, 2)
         recorder.write("s2", None, two, NEW)
@@ -416,6 +416,8 @@ class RecorderContract:
         assert recorder.body_digests("s3") == []
         many = [body(n).digest for n in range(PAGE + 3)]
         assert sorted(recorder.bodies("s1", many)) == sorted([hello, other])
+        counts = recorder.counts()  # each body once, however many sessions refer to it
+        assert (counts.bodies, counts.body_bytes, counts.stored_body_bytes) == (2, 5 + 11, 5 + 11)
 
     def test_a_body_goes_when_its_last_reference_does_and_not_before(
         self, recorder: Recorder
