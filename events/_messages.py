@@ -247,6 +247,13 @@ class Usage(FrozenModel, ArgumentModel):
     output: int = Field(default=0, ge=0)
     cache_read: int = Field(default=0, ge=0)
     cache_write: int = Field(default=0, ge=0)
+    iterations: Annotated[tuple[JsonValue, ...] | None, Field(default=None, exclude_if=_absent)] = (
+        None
+    )
+    """The provider's own breakdown of the response by sampling iteration, verbatim (Anthropic's
+    `usage.iterations`: a server-side compaction's cost is reported there, and only there: the
+    counts above leave it out). Stored only when present, so a usage without it encodes (and
+    hashes) as it always did."""
 
 
 class Message(FrozenModel):

@@ -18,7 +18,10 @@ from pydantic import Field, JsonValue
 
 from sessionstore.events._messages import FrozenModel, Message, Record
 
-CompactionReason = Literal["before_llm_call", "after_tool", "manual"]
+CompactionReason = Literal["before_llm_call", "after_tool", "manual", "provider"]
+"""Why a compaction was made: a check before a model call or after tool results, a caller's
+request, or the provider's own (its compaction item or block in a response, recorded as it
+came: see `sessionstore.providers`), or an agent framework's (an ADK compaction event)."""
 PartIds = Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)]
 Label = Annotated[str, Field(min_length=1, max_length=128)]
 """An app, user or tag name: what sessions are listed by."""

@@ -38,6 +38,12 @@ from sessionstore.projections._live import (
 )
 from sessionstore.projections._outcomes import decisive_lines
 from sessionstore.projections._preview import NOTICE, preview
+from sessionstore.projections._provider_compaction import (
+    compaction_item,
+    compaction_text,
+    is_provider_compaction,
+    is_provider_summary,
+)
 from sessionstore.projections._render import CONTINUED, INTERRUPTED, api_messages
 from sessionstore.projections._render_anthropic import to_anthropic
 from sessionstore.projections._render_openai import to_openai
@@ -109,6 +115,8 @@ __all__ = [
     "always_kept",
     "api_messages",
     "artifact_trail",
+    "compaction_item",
+    "compaction_text",
     "context_of",
     "decisive_lines",
     "describe",
@@ -118,6 +126,8 @@ __all__ = [
     "intent_of",
     "is_injected_native",
     "is_injected_text",
+    "is_provider_compaction",
+    "is_provider_summary",
     "merge",
     "native_text",
     "parse_snapshot",

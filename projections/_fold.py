@@ -61,6 +61,7 @@ from sessionstore.projections._live import (
     stored_tokens,
 )
 from sessionstore.projections._preview import preview
+from sessionstore.projections._provider_compaction import is_provider_summary
 from sessionstore.projections._snapshot import SnapshotState, snapshot_digest
 
 PROJECTION = "context"
@@ -208,6 +209,9 @@ class ContextFold:
             self.last_compaction = (event.seq, self.tokens)
         if change.removed or change.pruned or change.restored or change.previewed:
             self.usage_base = None  # the provider's figure no longer describes this context
+        if isinstance(payload, ContextCompacted) and payload.reason == "provider":
+            # the provider compacted and reported what the context is now: count from there
+            self.usage_base = (payload.tokens_after, self.tokens)
         self.session_id = event.session_id
         self.seq = event.seq
         self.hash = event.hash
@@ -343,7 +347,14 @@ class ContextFold:
         return Change(previewed=tuple(previewed))
 
     def _compact(self, payload: ContextCompacted, ref: EventRef) -> Change:
-        always_kept = self._always_kept()
+        # A provider's compaction item replaces everything before it, pins included: the
+        # provider dropped them, and sending them back before the item is refused. Only the
+        # system prompt, which no provider counts among the messages, stays.
+        always_kept = (
+            {i for i, e in self._entries.items() if e.message.role == "system"}
+            if is_provider_summary(payload.summary)
+            else self._always_kept()
+        )
         replaced = [
             i for i in payload.replaced_message_ids if i in self._entries and i not in always_kept
         ]

@@ -41,6 +41,11 @@ addition, so that a loop with extended thinking and tools is never refused:
   the API takes them in user turns only.
 - **Tool results** show what the model is shown: the original, the truncated view, or the
   prune placeholder; a compaction summary is a user turn holding its text.
+- **A compaction block opens the conversation.** After Anthropic compacted (its `compaction`
+  block, recorded as a summary: `sessionstore.projections._provider_compaction`), the live
+  context starts with the assistant turn that holds the block, and it is sent first, with no
+  `CONTINUED` before it: the API reads nothing before a compaction block. What the response
+  said after the block is sent in the same turn, thinking included, as the API returned it.
 
 What no render can do: with thinking enabled, the API requires the assistant turn of the
 latest `tool_use` to start with a thinking block. When that call came from another provider
@@ -64,6 +69,7 @@ from sessionstore.events import (
     ToolCallPart,
 )
 from sessionstore.projections._live import LiveMessage, LivePart, LiveToolResult
+from sessionstore.projections._provider_compaction import COMPACTION
 from sessionstore.projections._render import (
     CONTINUED,
     JsonDict,
@@ -103,17 +109,30 @@ def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
         if turns and turns[-1]["role"] == role and not (alone or thinks):
             turns[-1]["content"].extend(blocks)
             continue
+        if role == "assistant" and turns and _compaction_only(turns[-1]):
+            # the response that held the block goes on in its turn, thinking and all, as sent
+            turns[-1]["content"].extend(blocks)
+            alone = thinks
+            continue
         if turns and turns[-1]["role"] == role == "assistant":
             turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
         turns.append({"role": role, "content": blocks})
         alone = thinks
-    if turns and turns[0]["role"] == "assistant":
+    if turns and turns[0]["role"] == "assistant" and turns[0]["content"][0]["type"] != COMPACTION:
+        # a compaction block opens the conversation: the API takes it first, and drops
+        # whatever is sent before it
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
     if turns and turns[-1]["role"] == "assistant":
         _strip_final_whitespace(turns)
     if not system:
         return {"messages": turns}
     return {"system": "\n\n".join(system), "messages": turns}
+
+
+def _compaction_only(turn: JsonDict) -> bool:
+    """Whether a turn is an assistant's compaction block alone (the summary of a compaction
+    the provider made, recorded apart from the rest of its response)."""
+    return turn["role"] == "assistant" and all(b["type"] == COMPACTION for b in turn["content"])
 
 
 def one_turn_per_response(messages: Sequence[LiveMessage]) -> list[LiveMessage]:

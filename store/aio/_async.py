@@ -248,8 +248,11 @@ class AsyncSession:
         call = functools.partial(self.sync.append_message, state=state, event_id=event_id)
         return await self._run(lambda: call(message))
 
-    async def append_anthropic(self, message: object) -> Message:
-        return await self._run(lambda: self.sync.append_anthropic(message))
+    async def append_anthropic(
+        self, message: object, *, context_management: Mapping[str, Any] | None = None
+    ) -> Message:
+        call = functools.partial(self.sync.append_anthropic, context_management=context_management)
+        return await self._run(lambda: call(message))
 
     async def append_openai(self, completion: object) -> Message:
         return await self._run(lambda: self.sync.append_openai(completion))
@@ -290,8 +293,9 @@ class AsyncSession:
         *natives: Native,
         state: Mapping[str, Any] | None = None,
         event_id: str | None = None,
+        then: Sequence[Payload] = (),
     ) -> Record:
-        call = functools.partial(self.sync.append_record, state=state, event_id=event_id)
+        call = functools.partial(self.sync.append_record, state=state, event_id=event_id, then=then)
         return await self._run(lambda: call(kind, *natives))
 
     async def pop(self) -> Message | None:
@@ -537,6 +541,9 @@ class AsyncSessionStore:
 
     async def version(self, session_id: str) -> int:
         return await self._run(lambda s: s.version(session_id))
+
+    async def find_session(self, prefix: str) -> str:
+        return await self._run(lambda s: s.find_session(prefix))
 
     async def session_info(self, session_id: str) -> SessionInfo:
         return await self._run(lambda s: s.session_info(session_id))

@@ -14,10 +14,14 @@ different counts). Only the session's times, and its id when `demo` is taken, di
 from __future__ import annotations
 
 import itertools
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import click
+
+from sessionstore.cli._app import Cli, pass_cli
 from sessionstore.cli._scripted import coding_session, drive
 from sessionstore.events import (
     ContextCompacted,
@@ -29,6 +33,7 @@ from sessionstore.events import (
 )
 from sessionstore.projections import LiveMessage, LiveToolResult, TimelineRow, diff_contexts
 from sessionstore.session import Session, SessionStore
+from sessionstore.storage import resolve_url
 
 DEMO_WINDOW = 24_000
 """Tokens: a small model's window, so 60 turns of the scripted agent (reads, greps and test
@@ -283,3 +288,36 @@ def _restore(store: SessionStore, s: Session, say: Callable[[str], None]) -> str
 
 def _owner(s: Session, part_id: str) -> str:
     return next(m.id for m in s.context().messages if any(p.id == part_id for p in m.parts))
+
+
+@click.command()
+@click.option(
+    "--turns",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="Turns of the scripted agent.",
+)
+@pass_cli
+def demo(app: Cli, turns: int) -> int:
+    """Watch the store do its job: a scripted coding agent (no network) whose session is
+    truncated, pruned and compacted, then replayed, restored and verified."""
+    result = run_demo(app.store, click.echo, turns=turns)
+    db = "" if app.url == resolve_url(None) else f" --db {shlex.quote(app.shown_url)}"
+    sid = result.session_id
+    click.echo("\nTry next, on the session the demo made:")
+    for command in (
+        f"show {sid}",
+        f"timeline {sid}",
+        f"context {sid} --at {result.replayed_at or 1} --format openai",
+        f"diff {sid} --from {result.replayed_at or 1} --to {result.events}",
+        f"context {sid} --restore-pruned",
+        f"export {sid} -o demo.jsonl",
+        "verify --all",
+        "stats",
+    ):
+        click.echo(f"  sessionstore{db} {command}")
+    return 0 if result.chain_ok else 1
+
+
+COMMANDS: dict[str, click.Command] = {"demo": demo}

@@ -5,9 +5,9 @@ shrink, truncation of one output, token counting with offline tiktoken, summariz
 confirmation hook for a proposed compaction, observability of each decision, the cuts a part
 gets when it is appended (each output to its share of the window), the fit (tool fields cut
 to previews, the newest step first, when the rest cannot get the context under the window),
-and `WindowKeeper`, which applies them to a session through a narrow interface
-(`SessionView`: the fold, an append, the clock, token counting, the settings and the
-summarizer).
+what a provider's own compaction means to the plans, and `WindowKeeper`, which applies them to
+a session through a narrow interface (`SessionView`: the fold, an append, the clock, token
+counting, the settings and the summarizer).
 """
 
 from sessionstore.context._at_append import shortened_user_text, truncated_result
@@ -33,10 +33,13 @@ from sessionstore.context._policies import (
     plan_prune,
     saves_enough,
 )
+from sessionstore.context._provider import compacts_everything, planned, widened
 from sessionstore.context._strategies import guard_compaction, plan_strategy
 from sessionstore.context._summarize import (
+    AttributedSummary,
     CallerLoop,
     ExtractiveSummarizer,
+    ProviderSummary,
     Summarizer,
     SummaryAnchors,
     accepts_anchors,
@@ -44,6 +47,10 @@ from sessionstore.context._summarize import (
     run_summarizer,
 )
 from sessionstore.context._summarize_model import ModelSummarizer, OpenAIChatSummarizer
+from sessionstore.context._summarize_provider import (
+    AnthropicCompactSummarizer,
+    OpenAICompactSummarizer,
+)
 from sessionstore.context._tokens import (
     DEFAULT_ENCODING,
     count,
@@ -56,6 +63,8 @@ from sessionstore.context._window import ContextCheck, SessionView, WindowKeeper
 
 __all__ = [
     "DEFAULT_ENCODING",
+    "AnthropicCompactSummarizer",
+    "AttributedSummary",
     "CallerLoop",
     "CompactionPlan",
     "CompactionProposal",
@@ -66,6 +75,8 @@ __all__ = [
     "Measure",
     "ModelSummarizer",
     "OpenAIChatSummarizer",
+    "OpenAICompactSummarizer",
+    "ProviderSummary",
     "PrunePlan",
     "SessionView",
     "Summarizer",
@@ -74,6 +85,7 @@ __all__ = [
     "WindowMemory",
     "accepts_anchors",
     "attempt_limits",
+    "compacts_everything",
     "confirmed",
     "cooling_down",
     "count",
@@ -89,6 +101,7 @@ __all__ = [
     "plan_fit",
     "plan_prune",
     "plan_strategy",
+    "planned",
     "proposal_of",
     "run_summarizer",
     "saves_enough",
@@ -98,5 +111,6 @@ __all__ = [
     "truncate",
     "truncated_result",
     "turns_to_drop",
+    "widened",
     "with_tokens",
 ]

@@ -9,7 +9,8 @@ inspects its signature, so a two-argument summarizer keeps working unchanged.
 OpenAI-compatible chat endpoint) and completes its answer with the same exact sections.
 
 A summarizer may answer an `AttributedSummary`, text that names who actually wrote it (a
-fallback, say): the compaction event records that name.
+fallback, say): the compaction event records that name; or a `ProviderSummary`, a provider's
+own compaction item, which the compaction records verbatim as its summary.
 
 Where an awaitable summary is awaited: when `AsyncSession` runs the sync core in a worker
 thread, on its caller's event loop (see `CallerLoop`); in a thread with no running loop, in
@@ -22,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from sessionstore.context._tokens import DEFAULT_ENCODING, count
 from sessionstore.events import (
@@ -57,6 +59,8 @@ from sessionstore.projections import (
 )
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+log = logging.getLogger("sessionstore.summarize")
 
 
 class PlainSummarizer(Protocol):
@@ -98,10 +102,48 @@ class AttributedSummary(str):
 
     summarizer: str
 
-    def __new__(cls, text: str, summarizer: str) -> AttributedSummary:
+    def __new__(cls, text: str, summarizer: str) -> Self:
         made = super().__new__(cls, text)
         made.summarizer = summarizer
         return made
+
+
+class ProviderSummary(AttributedSummary):
+    """A summary a provider made (its compaction item, see `_summarize_provider`): the text is
+    what another provider's render shows of it, and `message` holds the provider's items
+    verbatim, which the compaction records as its summary. Everything before the boundary but
+    the system prompt is replaced, pins too: the provider's item stands for all of it."""
+
+    message: Message
+
+    def __new__(cls, text: str, summarizer: str, message: Message) -> ProviderSummary:
+        made = super().__new__(cls, text, summarizer)
+        made.message = message
+        return made
+
+
+def fallen_back(
+    fallback: Summarizer,
+    failed: str,
+    error: Exception,
+    messages: Sequence[LiveMessage],
+    target_tokens: int,
+    anchors: SummaryAnchors | None,
+) -> AttributedSummary:
+    """The summary `fallback` writes when the summarizer `failed` raised `error`, named as
+    such in the compaction event. `TypeError` when the fallback returns no text."""
+    call: Callable[..., object] = fallback
+    name = summarizer_name(call)
+    log.warning("the summarizer %s failed (%s); %s writes the summary", failed, error, name)
+    if anchors is not None and accepts_anchors(call):
+        result = call(messages, target_tokens, anchors=anchors)
+    else:
+        result = call(messages, target_tokens)
+    if inspect.isawaitable(result):
+        result = _await(result)
+    if not isinstance(result, str):
+        raise TypeError(f"the fallback {name} returned {type(result).__name__}, not text")
+    return AttributedSummary(result, f"{name} (fallback: {failed} failed)")
 
 
 def marked_summary(text: str) -> str:
@@ -174,7 +216,7 @@ def run_summarizer(
         name = result.summarizer
     if not result.strip():
         raise CompactionError(f"the summarizer {name} returned no text")
-    text = str(result)
+    text = result if isinstance(result, ProviderSummary) else str(result)
     try:
         check_json_value(text, "summary")
     except InvalidEvent as exc:

@@ -16,7 +16,6 @@ Without a fallback the compaction fails and appends nothing.
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import time
@@ -30,11 +29,9 @@ from sessionstore.context._summarize import (
     AttributedSummary,
     Summarizer,
     SummaryAnchors,
-    _await,
-    accepts_anchors,
+    fallen_back,
     replaced,
     structured_summary,
-    summarizer_name,
 )
 from sessionstore.context._tokens import DEFAULT_ENCODING, count
 from sessionstore.events import FilePart, TextPart, ToolCallPart
@@ -182,18 +179,7 @@ class ModelSummarizer:
         anchors: SummaryAnchors | None,
     ) -> AttributedSummary:
         assert self.fallback is not None
-        fallback: Callable[..., object] = self.fallback
-        name = summarizer_name(fallback)
-        log.warning("the summarizer %s failed (%s); %s writes the summary", self.name, error, name)
-        if anchors is not None and accepts_anchors(fallback):
-            result = fallback(messages, target_tokens, anchors=anchors)
-        else:
-            result = fallback(messages, target_tokens)
-        if inspect.isawaitable(result):
-            result = _await(result)
-        if not isinstance(result, str):
-            raise TypeError(f"the fallback {name} returned {type(result).__name__}, not text")
-        return AttributedSummary(result, f"{name} (fallback: {self.name} failed)")
+        return fallen_back(self.fallback, self.name, error, messages, target_tokens, anchors)
 
 
 def transcript(messages: Sequence[LiveMessage], limit: int) -> str:

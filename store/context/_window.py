@@ -46,8 +46,10 @@ from sessionstore.context._policies import (
     saves_enough,
     usable_window,
 )
+from sessionstore.context._provider import compacts_everything, planned, widened
 from sessionstore.context._strategies import guard_compaction, plan_strategy
 from sessionstore.context._summarize import (
+    ProviderSummary,
     Summarizer,
     SummaryAnchors,
     accepts_anchors,
@@ -62,13 +64,15 @@ from sessionstore.events import (
     ContextCompacted,
     Message,
     MessagesReverted,
+    NativePart,
     OutputsPruned,
+    Part,
     PartsPreviewed,
     Payload,
     RecordedEvent,
     TextPart,
 )
-from sessionstore.projections import ArtifactFold, Context, ContextFold, LiveMessage
+from sessionstore.projections import ArtifactFold, Context, ContextFold, LiveMessage, native_text
 
 log = logging.getLogger("sessionstore")
 
@@ -259,7 +263,7 @@ class WindowKeeper:
             ) as summarizing:
                 for attempt in range(config.max_attempts):
                     keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
-                    messages = view.live().messages
+                    messages = planned(view.live().messages)
                     cut = guard_compaction(
                         plan_compaction(messages, keep_turns=keep_turns, keep_tokens=keep_tokens),
                         messages,
@@ -318,7 +322,7 @@ class WindowKeeper:
         drop = 0
         if declined is not None:
             excess = now.tokens - now.limit if now.limit is not None else None
-            drop = turns_to_drop(view.live().messages, excess)
+            drop = turns_to_drop(planned(view.live().messages), excess)
         previewed, beyond = None, False
         if declined is None and now.usable is not None and now.tokens > now.usable:
             previewed, beyond, note = self._fit(point, now, note)
@@ -345,7 +349,7 @@ class WindowKeeper:
         the window; with the check's note extended to say so."""
         view = self._view
         assert now.usable is not None
-        messages = view.live().messages
+        messages = planned(view.live().messages)  # a provider's compaction item is the floor's
         # a preview resets the provider's figure: the context is then measured by our counts
         # and the safety margin, so that is what must come under the window
         margin = view.config().budgets(now.usable).safety_margin
@@ -391,7 +395,9 @@ class WindowKeeper:
         turns = config.keep_recent_turns if keep_turns is None else keep_turns
         scaled = config.budgets(usable_window(fold.header)).keep_recent_tokens
         kept_tokens = scaled if keep_tokens is None else keep_tokens
-        plan = plan_compaction(view.live().messages, keep_turns=turns, keep_tokens=kept_tokens)
+        plan = plan_compaction(
+            planned(view.live().messages), keep_turns=turns, keep_tokens=kept_tokens
+        )
         if plan is None:
             raise CompactionError(
                 f"nothing to compact: the last {turns} turns and {kept_tokens:,} tokens are kept, "
@@ -418,7 +424,7 @@ class WindowKeeper:
     def drop_oldest_turns(self, n: int) -> RecordedEvent | None:
         """Take the oldest `n` user turns out of the live context by one `MessagesReverted`
         (see `Session.drop_oldest_turns`); `None` when `n` is 0."""
-        messages = self._view.live().messages
+        messages = planned(self._view.live().messages)
         leaving = oldest_turns(messages, n)
         if not leaving:
             return None
@@ -446,7 +452,7 @@ class WindowKeeper:
         header = self._view.fold().header
         assert header is not None
         return plan_prune(
-            self._view.live().messages,
+            planned(self._view.live().messages),
             self._view.config(),
             now=self._view.clock(),
             count=self._view.count,
@@ -463,7 +469,7 @@ class WindowKeeper:
             None if before.usable is None else int(before.usable * config.strategy_target_ratio)
         )
         events = plan_strategy(
-            view.live().messages,
+            planned(view.live().messages),
             config,
             reason=point,
             tokens_before=view.fold().tokens,
@@ -484,6 +490,9 @@ class WindowKeeper:
             text, name = run_summarizer(self._view.summarizer(), messages, config.summary_tokens)
         except CompactionError as error:
             log.warning("key_events: the summarizer failed (%s); a marker stands in", error)
+            return None
+        if isinstance(text, ProviderSummary):
+            log.warning("key_events: a provider's compaction item cannot stand in as text")
             return None
         text = marked_summary(text)
         tokens = self._view.count(text)
@@ -510,15 +519,22 @@ class WindowKeeper:
         """The compaction event for `plan`, or its summary's token count when the summary
         saves less than `minimum_compaction_saving` of what it would replace (not appended)."""
         config = self._view.config()
+        if compacts_everything(summarizer):
+            plan = widened(plan, self._view.live().messages)
         anchors = self._anchors(plan) if accepts_anchors(summarizer) else None
         text, name = run_summarizer(summarizer, plan.replaced, config.summary_tokens, anchors)
-        text = marked_summary(text)
-        tokens = self._view.count(text)
+        if isinstance(text, ProviderSummary):
+            summary = self._counted(text.message)
+            tokens = sum(part.tokens or 0 for part in summary.parts)
+        else:
+            text = marked_summary(text)
+            tokens = self._view.count(text)
+            summary = Message(role="user", parts=(TextPart(text=text, tokens=tokens),))
         if not saves_enough(config, plan.replaced_tokens, tokens):
             return tokens
         before = self._view.fold().tokens
         return ContextCompacted(
-            summary=Message(role="user", parts=(TextPart(text=text, tokens=tokens),)),
+            summary=summary,
             first_kept_message_id=plan.first_kept_message_id,
             replaced_message_ids=tuple(m.id for m in plan.replaced),
             tokens_before=before,
@@ -526,6 +542,17 @@ class WindowKeeper:
             reason=reason,
             summarizer=name,
         )
+
+    def _counted(self, message: Message) -> Message:
+        """A provider's summary with each part counted as an append counts it (a provider's
+        item by what its own render sends back)."""
+        parts = [
+            part
+            if part.tokens is not None
+            else part.model_copy(update={"tokens": self._view.count(_part_text(part))})
+            for part in message.parts
+        ]
+        return message.model_copy(update={"parts": tuple(parts)})
 
     def _anchors(self, plan: CompactionPlan) -> SummaryAnchors:
         """The previous summary among the replaced messages, and the artifact trail of the whole
@@ -551,6 +578,13 @@ class WindowKeeper:
             encoding=current.header.encoding,
             usable=usable_window(current.header),
         )
+
+
+def _part_text(part: Part) -> str:
+    """The text a part of a provider's summary is counted by."""
+    if isinstance(part, NativePart):
+        return native_text(part)
+    return part.text if isinstance(part, TextPart) else ""
 
 
 def _said(payload: object) -> str:

@@ -46,7 +46,10 @@ check is), then to the user's, then to the app's: three transactions, not one.
 ADK builds each model request from the session's events itself; `context_callback(service)`,
 an `LlmAgent(before_model_callback=...)`, shows the model each function response as the
 session's live context does: truncated, or its prune placeholder (pruning when the context
-overflows `context_window`). Compaction is ADK's own (`EventsCompactionConfig`).
+overflows `context_window`). Compaction is ADK's own (`EventsCompactionConfig`): an event
+with `actions.compaction` is kept as a record, and is a compaction of the live context too
+(`compaction_of`), so the context, and what `context_callback` measures and prunes, is what ADK
+sends.
 """
 
 from __future__ import annotations
@@ -85,8 +88,10 @@ except ImportError as exc:  # the framework is an extra
     ) from exc
 
 from sessionstore.aio import AsyncSessionStore
+from sessionstore.context import with_tokens
 from sessionstore.events import (
     ConcurrencyError,
+    ContextCompacted,
     IdempotencyError,
     InvalidArgument,
     InvalidEvent,
@@ -409,7 +414,9 @@ class SessionStoreService(BaseSessionService):
                 except (InvalidEvent, NotInContext):
                     pass  # a call id used already, say: kept as a record
             record = Native(api=ADK, value=value)
-            handle.append_record(EVENT_RECORD, record, state=state, event_id=key)
+            compaction = compaction_of(handle, event)
+            then = [compaction] if compaction is not None else []
+            handle.append_record(EVENT_RECORD, record, state=state, event_id=key, then=then)
         except IdempotencyError:
             raise IdempotencyError(
                 handle.id, event.id, "an ADK event with this id is in the session already"
@@ -659,6 +666,59 @@ def message_of(handle: Session, event: Event, value: dict[str, Any]) -> Message 
     return Message(
         role=role, parts=tuple(parts), usage=usage, native=Native(api=ADK, value=envelope)
     )
+
+
+def compaction_of(handle: Session, event: Event) -> ContextCompacted | None:
+    """ADK's compaction (`actions.compaction`) as a compaction of the live context: the live
+    messages whose events' timestamps fall in its range leave, and its `compacted_content`
+    stands in for them where ADK puts it, at the range's end, so the context is what ADK sends
+    the model (its request builder drops the events in the range and adds the summary as the
+    agent's turn). `None` when it has no content or covers no live message."""
+    compaction = event.actions.compaction if event.actions else None
+    if compaction is None or compaction.compacted_content is None:
+        return None
+    content = compaction.compacted_content
+    blocks = [part.model_dump(mode="json", exclude_none=True) for part in content.parts or ()]
+    texts = [block for block in blocks if isinstance(block.get("text"), str)]
+    if not texts:
+        return None
+    start, end = compaction.start_timestamp, compaction.end_timestamp
+    live = handle.context().messages
+    stamps = [_stamp(message.native) for message in live]
+    replaced = [
+        m
+        for m, stamp in zip(live, stamps, strict=True)
+        if m.role != "system" and stamp is not None and start <= stamp <= end
+    ]
+    if not replaced:
+        return None
+    encoding = handle.header.encoding
+    parts = tuple(
+        with_tokens(TextPart(text=block["text"], native=Native(api=ADK, value=block)), encoding)
+        for block in texts
+    )
+    summary = Message(role="assistant" if content.role == "model" else "user", parts=parts)
+    after = [m for m, stamp in zip(live, stamps, strict=True) if stamp is not None and stamp > end]
+    summary_tokens = sum(part.tokens or 0 for part in parts)
+    before = handle.tokens
+    return ContextCompacted(
+        summary=summary,
+        first_kept_message_id=after[0].id if after else summary.id,  # else the summary goes last
+        replaced_message_ids=tuple(m.id for m in replaced),
+        tokens_before=before,
+        tokens_after=before - sum(m.tokens for m in replaced) + summary_tokens,
+        reason="provider",
+        summarizer=ADK,
+        why=f"ADK compacted the events from {start} to {end}",
+    )
+
+
+def _stamp(native: Native | None) -> float | None:
+    """The timestamp of the ADK event a message was recorded from."""
+    if native is None or native.api != ADK or not isinstance(native.value, dict):
+        return None
+    stamp = native.value.get("timestamp")
+    return float(stamp) if isinstance(stamp, int | float) else None
 
 
 def _results_message(

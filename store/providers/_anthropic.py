@@ -9,14 +9,14 @@ it, next to sessionstore's view of it:
 - `tool_use` becomes a tool call, its `input` also as JSON text in the key order the model
   gave;
 - every other block (`server_tool_use` and the server tools' results, `container_upload`,
-  and types newer than this code) becomes a `NativePart`, whose `text` is a one-line stand-in
-  for renders to other APIs.
+  `compaction`, and types newer than this code) becomes a `NativePart`, whose `text` is a
+  one-line stand-in for renders to other APIs (a compaction block's is its summary).
 
 `to_anthropic()` sends every block back as it came (see
 `sessionstore.projections._render_anthropic` for the few it leaves out). The response's envelope
-without its content (`id`, `model`, `stop_reason`, the raw `usage`...) is the message's `native`;
-`usage` is also read into `Usage`. The same conversion serves the Claude Code importer, whose
-assistant lines hold these blocks.
+without its content (`id`, `model`, `stop_reason`, the raw `usage`, `context_management`...) is
+the message's `native`; `usage` is also read into `Usage`, its `iterations` verbatim. The same
+conversion serves the Claude Code importer, whose assistant lines hold these blocks.
 
 Anything that is not such a response raises `InvalidArgument`, before anything is written.
 """
@@ -37,6 +37,7 @@ from sessionstore.events import (
     ToolCallPart,
     Usage,
 )
+from sessionstore.projections import compaction_item, compaction_text
 from sessionstore.providers._sdk import arguments_text, as_json, assistant_message, count, field
 
 WHAT = "an Anthropic message"
@@ -75,12 +76,15 @@ def anthropic_part(block: Any) -> Part:
         return ToolCallPart(
             call_id=call_id, name=name, arguments=arguments_text(tool_input), native=native
         )
+    if compaction_item(native) is not None:
+        return NativePart(native=native, text=compaction_text(native))
     return NativePart(native=native, text=_stand_in(block))
 
 
 def _stand_in(block: dict[str, Any]) -> str:
     """A one-line stand-in for a block other APIs cannot take: what a server tool was asked,
-    what a web search found, else the block's type."""
+    what a web search found, else the block's type. (A compaction block shows its summary:
+    `compaction_text`.)"""
     kind = block["type"]
     if kind == "server_tool_use":
         return f"[{block.get('name', 'server tool')} {arguments_text(block.get('input', {}))}]"
@@ -98,9 +102,11 @@ def _stand_in(block: dict[str, Any]) -> str:
 def _usage(usage: object) -> Usage | None:
     if not isinstance(usage, dict):
         return None
+    iterations = usage.get("iterations")  # a server-side compaction's cost: kept verbatim
     return Usage(
         input=count(usage.get("input_tokens")),
         output=count(usage.get("output_tokens")),
         cache_read=count(usage.get("cache_read_input_tokens")),
         cache_write=count(usage.get("cache_creation_input_tokens")),
+        iterations=tuple(iterations) if isinstance(iterations, list) else None,
     )

@@ -13,7 +13,8 @@ id and status, so `to_responses()` can send it back:
   `function_call_output` or `custom_tool_call_output` with its `call_id`, as a hosted program
   produces) waits for nothing: it stays a `NativePart`, like its output;
 - every other item (hosted tool calls and their outputs, MCP items, compaction, types newer than
-  this code) a `NativePart`, with a one-line `text` that other APIs are shown instead.
+  this code) a `NativePart`, with a one-line `text` that other APIs are shown instead (for a
+  compaction item, a note that its encrypted summary is left out).
 
 The response's own fields (`id`, `model`, `status`, `incomplete_details`, `usage` as sent...)
 are kept in the message's `native`; the request's echo that every response repeats
@@ -43,6 +44,7 @@ from sessionstore.events import (
     ToolCallPart,
     Usage,
 )
+from sessionstore.projections import compaction_item, compaction_text
 from sessionstore.providers._sdk import as_json, assistant_message, count, field
 
 WHAT = "a Responses API response"
@@ -88,6 +90,8 @@ def _part(item: dict[str, Any], answered: set[tuple[str, str]]) -> Part:
         if (CALL_OUTPUT[kind], call_id) not in answered:
             return ToolCallPart(call_id=call_id, name=name, arguments=arguments, native=native)
         return NativePart(native=native, text=_clip(f"[{kind} {name}: {arguments}]"))
+    if compaction_item(native) is not None:
+        return NativePart(native=native, text=compaction_text(native))
     return NativePart(native=native, text=_describe(item))
 
 

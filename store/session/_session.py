@@ -83,6 +83,7 @@ from sessionstore.session import _arguments as check
 from sessionstore.session._conversation import check_message, pending_call
 from sessionstore.session._edits import ContextEdits
 from sessionstore.session._fork import fork_header
+from sessionstore.session._responses import response_events
 from sessionstore.session._state import state_changes, state_delta
 from sessionstore.session._tool_calls import (
     ToolCall as ToolCall,  # re-exported: its home used to be here
@@ -112,7 +113,11 @@ def _serialized(
     return serialized
 
 
-_COMPACTION_REASONS: tuple[CompactionReason, ...] = get_args(CompactionReason)
+_COMPACTION_REASONS: tuple[CompactionReason, ...] = tuple(
+    reason for reason in get_args(CompactionReason) if reason != "provider"
+)
+"""What a caller may name as a compaction's reason: `provider` is the provider's own, recorded
+from its response."""
 
 
 class Session:
@@ -340,11 +345,23 @@ class Session:
 
     # appending what a provider's SDK returned, verbatim
 
-    def append_anthropic(self, message: object) -> Message:
+    def append_anthropic(
+        self, message: object, *, context_management: Mapping[str, Any] | None = None
+    ) -> Message:
         """An Anthropic Messages API response (`anthropic.types.Message` or its dict): every
         content block kept as it came (thinking with its signature, tool_use, server tools),
-        with its usage and model, so `context().to_anthropic()` sends it back unchanged."""
-        return self.append_message(anthropic_message(message))
+        with its usage and model, so `context().to_anthropic()` sends it back unchanged.
+
+        What the server did to the context is recorded with it (`_responses`): a `compaction`
+        block is a compaction whose summary is the block, and `context_management.
+        applied_edits` prunes what the edits cleared. `context_management` is the request's
+        own, when its `clear_tool_uses` edit names `exclude_tools`."""
+        if context_management is not None and not isinstance(context_management, Mapping):
+            raise InvalidArgument(
+                f"context_management must be the request's mapping, got "
+                f"{described(context_management)}"
+            )
+        return self._append_response(anthropic_message(message), context_management)
 
     def append_openai(self, completion: object) -> Message:
         """A Chat Completions response (`ChatCompletion`, its `choices[0].message`, or their
@@ -358,8 +375,26 @@ class Session:
         """A Responses API response (`openai.types.responses.Response` or its dict): every
         output item kept with its id and status (reasoning with `encrypted_content` and its
         summary, function calls with `id` and `call_id`), so `context().to_responses()` sends
-        them back."""
-        return self.append_message(responses_message(response))
+        them back. A `compaction` item is recorded as a compaction whose summary is the item
+        (see `append_anthropic`), so the context sends it and what follows, nothing older."""
+        return self._append_response(responses_message(response))
+
+    @_serialized
+    def _append_response(
+        self, message: Message, context_management: Mapping[str, Any] | None = None
+    ) -> Message:
+        """A provider's response, with what the provider did to the context (see
+        `sessionstore.session._responses`), in one transaction."""
+        self._catch_up()
+        check_message(self._fold, message)
+        self._check_size(message)
+        encoding = self.header.encoding
+        counted = message.model_copy(
+            update={"parts": tuple(with_tokens(part, encoding) for part in message.parts)}
+        )
+        events, returned = response_events(self._fold, counted, self._count, context_management)
+        self.append_events(events)
+        return returned
 
     # changing what the context shows
 
@@ -428,12 +463,15 @@ class Session:
         *natives: Native,
         state: Mapping[str, Any] | None = None,
         event_id: str | None = None,
+        then: Sequence[Payload] = (),
     ) -> Record:
         """Keep a framework's or a source's entry that is not a message (a Claude Code
         `file-history-snapshot` line, an ADK event that only changes state), verbatim: one
         `RecordAppended` event whose record holds each `native` as a part. It is in the log,
         exports and audits (`SessionStore.read`), never in the context; its content is stored
-        and redactable like a message's. `state` and `event_id` as in `append_message`."""
+        and redactable like a message's. `state` and `event_id` as in `append_message`; `then`
+        are events that follow it in the same transaction (what the entry did to the context:
+        an ADK compaction's `ContextCompacted`)."""
         changes = state_changes(self._fold.state, state)
         for native in natives:
             if not isinstance(native, Native):
@@ -443,7 +481,7 @@ class Session:
             record = Record(kind=kind, parts=tuple(NativePart(native=n) for n in natives))
         except ValidationError as exc:
             raise InvalidArgument(f"not a valid record: {describe_validation_error(exc)}") from None
-        self.append_events([_keyed(RecordAppended(record=record), event_id), *changes])
+        self.append_events([_keyed(RecordAppended(record=record), event_id), *changes, *then])
         return record
 
     # lifecycle: what agent frameworks' sessions do besides appending
