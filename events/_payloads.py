@@ -98,8 +98,8 @@ class Preview(FrozenModel):
     it (a tool result's shown output, a tool call's arguments), then the event's notice, then
     (a tool result only) its last `tail` characters; `tokens` counts the preview as rendered.
 
-    The tail is for the newest step's results cut to fit the window (`sessionstore.context`'s
-    `fit_newest`): a test log's verdict and a stack trace's last frame are at the end. It is
+    The tail is for results cut to fit the window (the fit step, `sessionstore.context`'s
+    `plan_fit`): a test log's verdict and a stack trace's last frame are at the end. It is
     left out of the stored form when 0, so previews written before it hash as they did."""
 
     chars: int = Field(ge=0)
