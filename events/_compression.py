@@ -10,15 +10,16 @@ window, so pruning never happened there and everything fell to compaction. Each 
 fraction of the usable window, capped at its absolute field (`Budgets`, `budgets(usable)`);
 without a known window the absolute values apply. With the defaults and the default output
 reserve (4,096), in tokens (`protect_tokens`, `minimum_prune`, `keep_recent_tokens`,
-`max_user_message_tokens`, `safety_margin` in force):
+`max_user_message_tokens`, `safety_margin`, and one tool output's share, `output_ratio`, in
+force; an output is also held to 2,000 lines and 51,200 bytes, about 13,000 tokens):
 
-| window | usable | limit | protect | min. prune | keep recent | user message | margin |
-|---|---|---|---|---|---|---|---|
-| 8,192 | 4,096 | 3,276 | 1,024 | 409 | 614 | 1,024 | 204 |
-| 32,768 | 28,672 | 22,937 | 7,168 | 2,867 | 4,300 | 7,168 | 1,433 |
-| 65,536 | 61,440 | 49,152 | 15,360 | 6,144 | 9,216 | 8,000 | 2,000 |
-| 128,000 | 123,904 | 99,123 | 30,976 | 12,390 | 18,585 | 8,000 | 2,000 |
-| 200,000 | 195,904 | 156,723 | 40,000 | 19,590 | 20,000 | 8,000 | 2,000 |
+| window | usable | limit | protect | min. prune | keep recent | user message | margin | output |
+|---|---|---|---|---|---|---|---|---|
+| 8,192 | 4,096 | 3,276 | 1,024 | 409 | 614 | 1,024 | 204 | 409 |
+| 32,768 | 28,672 | 22,937 | 7,168 | 2,867 | 4,300 | 7,168 | 1,433 | 2,867 |
+| 65,536 | 61,440 | 49,152 | 15,360 | 6,144 | 9,216 | 8,000 | 2,000 | 6,144 |
+| 128,000 | 123,904 | 99,123 | 30,976 | 12,390 | 18,585 | 8,000 | 2,000 | 12,390 |
+| 200,000 | 195,904 | 156,723 | 40,000 | 19,590 | 20,000 | 8,000 | 2,000 | 19,590 |
 
 Only fields with defaults are ever added, so every config stored by an older version still
 parses (the model forbids unknown fields, not missing ones).
@@ -146,6 +147,11 @@ class CompressionConfig(ArgumentModel):
     max_bytes: int = Field(default=51_200, gt=0)
     direction: Direction = "head"
     tools: dict[str, ToolLimits] = Field(default_factory=dict)
+    output_ratio: float = Field(default=0.1, gt=0, le=1)
+    """The share of the usable window one tool output is shown with, in tokens, under the
+    line and byte limits above (and a tool's own): 51,200 bytes is about 13,000 tokens, half
+    of a 32k window, so three parallel reads of 30 KB filled it. No token cap when the window
+    is unknown."""
 
     # overflow: the context overflows past trigger_ratio of (window - output reserve)
     trigger_ratio: float = Field(default=0.8, gt=0, le=1)
@@ -284,6 +290,7 @@ class CompressionConfig(ArgumentModel):
                 scaled(self.max_user_message_tokens, self.user_message_ratio), 1
             ),
             safety_margin=scaled(self.safety_margin, self.safety_margin_ratio),
+            output_tokens=None if usable is None else max(int(usable * self.output_ratio), 1),
         )
 
     def limits_for(self, tool: str | None) -> tuple[int, int, Direction]:
@@ -305,3 +312,6 @@ class Budgets:
     keep_recent_tokens: int
     max_user_message_tokens: int
     safety_margin: int
+    output_tokens: int | None = None
+    """The most tokens one tool output is shown with (`output_ratio` of the usable window);
+    `None` when the window is unknown (the line and byte limits alone apply)."""

@@ -95,11 +95,16 @@ class OutputsRestored(Payload):
 
 class Preview(FrozenModel):
     """One part cut to a preview: the first `chars` characters of what the model was shown of
-    it (a tool result's shown output, a tool call's arguments), then the event's notice;
-    `tokens` counts the preview as rendered."""
+    it (a tool result's shown output, a tool call's arguments), then the event's notice, then
+    (a tool result only) its last `tail` characters; `tokens` counts the preview as rendered.
+
+    The tail is for the newest step's results cut to fit the window (`sessionstore.context`'s
+    `fit_newest`): a test log's verdict and a stack trace's last frame are at the end. It is
+    left out of the stored form when 0, so previews written before it hash as they did."""
 
     chars: int = Field(ge=0)
     tokens: int = Field(ge=0)
+    tail: int = Field(default=0, ge=0, exclude_if=lambda value: not value)
 
 
 class PartsPreviewed(Payload):

@@ -65,7 +65,7 @@ from sessionstore.projections._provider_compaction import is_provider_summary
 from sessionstore.projections._snapshot import SnapshotState, snapshot_digest
 
 PROJECTION = "context"
-PROJECTION_VERSION = 5
+PROJECTION_VERSION = 6
 """Bump when the fold or its snapshot shape changes: snapshots of other versions are ignored."""
 
 EventRef = tuple[str, int]
@@ -88,6 +88,8 @@ class PreviewMark:
     chars: int
     tokens: int
     notice: str
+    tail: int = 0
+    """A tool result's last characters shown after the notice (`Preview.tail`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +340,7 @@ class ContextFold:
             live = part_id in self._result_owner or part_id in self._call_owner
             if not live or part_id in self._previewed or part_id in self._pruned:
                 continue  # not live, previewed already, or a placeholder shows less already
-            self._previewed[part_id] = PreviewMark(cut.chars, cut.tokens, payload.notice)
+            self._previewed[part_id] = PreviewMark(cut.chars, cut.tokens, payload.notice, cut.tail)
             self._restored.pop(part_id, None)
             previewed.append(part_id)
         self._recount_parts(previewed)
@@ -637,7 +639,9 @@ class ContextFold:
         if head is not None:
             return LiveToolResult(
                 **common,
-                output=preview(part.shown, head.chars, head.notice, part.id, arguments=False),
+                output=preview(
+                    part.shown, head.chars, head.notice, part.id, arguments=False, tail=head.tail
+                ),
                 tokens=head.tokens,
                 status="previewed",
             )
@@ -693,7 +697,10 @@ class ContextFold:
     def _previews(self) -> dict[str, Any]:
         """The parts shown as previews; absent when none are, so snapshots of sessions without
         one read as they were written before previews existed."""
-        previews = {p: [c.chars, c.tokens, c.notice] for p, c in self._previewed.items()}
+        previews = {
+            p: [c.chars, c.tokens, c.notice] + ([c.tail] if c.tail else [])
+            for p, c in self._previewed.items()
+        }
         return {"previewed": previews} if previews else {}
 
     @staticmethod
@@ -722,10 +729,7 @@ class ContextFold:
         fold._restored.update(
             (p, n) for p, n in state.restored_tokens.items() if p in fold._restored
         )
-        fold._previewed = {
-            part_id: PreviewMark(chars, tokens, notice)
-            for part_id, (chars, tokens, notice) in state.previewed.items()
-        }
+        fold._previewed = {part_id: PreviewMark(*mark) for part_id, mark in state.previewed.items()}
         for message_id, s, seq, summary in state.entries:
             ref = (state.sessions[s], seq)
             message = messages[ref]

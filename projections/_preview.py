@@ -17,13 +17,20 @@ NOTICE = (
 """The notice a `PartsPreviewed` event stores by default."""
 
 
-def preview(text: str, chars: int, notice: str, part_id: str, *, arguments: bool) -> str:
+def preview(
+    text: str, chars: int, notice: str, part_id: str, *, arguments: bool, tail: int = 0
+) -> str:
     """What the model is shown of `text` cut to its first `chars` characters, then `notice`
-    (none when it is empty: a redacted part's placeholder is shown alone)."""
+    (none when it is empty: a redacted part's placeholder is shown alone), then, for a tool
+    result, its last `tail` characters on lines of their own (arguments take no tail: their
+    preview is one JSON string)."""
     head = text[:chars]
+    end = text[max(len(text) - tail, len(head)) :] if tail and not arguments else ""
     if not notice:
         return json.dumps({"_preview": head}, ensure_ascii=False) if arguments else head
-    note = notice.replace("{part_id}", part_id).replace("{omitted}", f"{len(text) - len(head):,}")
+    omitted = len(text) - len(head) - len(end)
+    note = notice.replace("{part_id}", part_id).replace("{omitted}", f"{omitted:,}")
     if arguments:
         return json.dumps({"_preview": head, "_note": note}, ensure_ascii=False)
-    return head + ("" if head.endswith("\n") or not head else "\n") + note
+    shown = head + ("" if head.endswith("\n") or not head else "\n") + note
+    return shown + "\n" + end if end else shown

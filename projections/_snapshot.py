@@ -46,7 +46,8 @@ class SnapshotState(BaseModel):
     pruned: dict[str, tuple[str, Count, str, str]]
     restored: list[str]
     restored_tokens: dict[str, Count] = {}
-    previewed: dict[str, tuple[Count, Count, str]] = {}
+    previewed: dict[str, tuple[Count, Count, str] | tuple[Count, Count, str, Count]] = {}
+    """(chars, tokens, notice), and the tail's characters when a preview keeps one."""
     pinned: list[str]
     state: dict[str, JsonValue]
     tokens: Count

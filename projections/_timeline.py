@@ -86,7 +86,9 @@ def timeline(
 
 
 def describe(payload: Payload, change: Change) -> str:
-    """A one-line, human summary of an event."""
+    """A one-line, human summary of an event: what it did, shortened to `SUMMARY_WIDTH`, then
+    why (a decision's reason or account), whole: an audit reads the why, and a table that
+    shows the row may shorten it, but the row never does."""
     if isinstance(payload, SessionStarted):
         text = f"started {payload.title!r} on {payload.model or 'an unnamed model'}"
         if payload.context_window:
@@ -99,8 +101,7 @@ def describe(payload: Payload, change: Change) -> str:
     if isinstance(payload, OutputsPruned):
         return _clip(
             f"pruned {len(change.pruned)} tool output(s), freed {payload.tokens_freed:,} tokens"
-            + (f" ({payload.reason})" if payload.reason else "")
-        )
+        ) + (f" ({_one_line(payload.reason)})" if payload.reason else "")
     if isinstance(payload, OutputsRestored):
         return f"restored {len(change.restored)} tool output(s)"
     if isinstance(payload, PartsPreviewed):
@@ -136,7 +137,7 @@ def describe(payload: Payload, change: Change) -> str:
         return f"popped {payload.message_id}" if change.removed else "popped nothing live"
     if isinstance(payload, SessionCleared):
         text = f"cleared the live context: {len(change.removed)} message(s) left it"
-        return _clip(text + (f" ({payload.reason})" if payload.reason else ""))
+        return _clip(text) + (f" ({_one_line(payload.reason)})" if payload.reason else "")
     if isinstance(payload, StateChanged):
         keys = [*payload.values, *(f"-{key}" for key in payload.removed)]
         return _clip("state: " + (", ".join(keys) if keys else "no change"))

@@ -14,66 +14,151 @@ async with AsyncSessionStore() as store:
     await s.append_user("the test fails")
 """
 
-import importlib.metadata as _metadata
+from __future__ import annotations
 
-from sessionstore.aio import AsyncSession, AsyncSessionStore
-from sessionstore.context import (
-    AnthropicCompactSummarizer,
-    CompactionPlan,
-    CompactionProposal,
-    CompactionRefused,
-    ExtractiveSummarizer,
-    Measure,
-    ModelSummarizer,
-    OpenAIChatSummarizer,
-    OpenAICompactSummarizer,
-    PrunePlan,
-    Summarizer,
-    SummaryAnchors,
-)
-from sessionstore.events import (
-    ChainReport,
-    CompactionError,
-    CompressionConfig,
-    ConcurrencyError,
-    DatabaseUnavailable,
-    IdempotencyError,
-    ImportRefused,
-    InvalidArgument,
-    InvalidCheckpoint,
-    InvalidEvent,
-    InvalidReplayPoint,
-    InvalidSessionId,
-    NewEvent,
-    NotInContext,
-    PayloadTooLarge,
-    RecordedEvent,
-    SchemaMismatch,
-    SessionExists,
-    SessionStoreError,
-    ToolLimits,
-    UnknownEncoding,
-    UnknownEventType,
-    UnknownSession,
-    UnsupportedSchemaVersion,
-    Usage,
-)
-from sessionstore.log import Checkpoint, SessionHead, VerifyReport
-from sessionstore.projections import (
-    ArtifactTrail,
-    Context,
-    LiveMessage,
-    LiveToolResult,
-    TimelineRow,
-    ToolMap,
-)
-from sessionstore.session import ContextCheck, Session, SessionStore, ToolCall
-from sessionstore.storage import SessionInfo
+import importlib
+import typing
 
-try:
-    __version__ = _metadata.version("sessionstore")
-except _metadata.PackageNotFoundError:  # run from a checkout that was never installed
-    __version__ = "0+unknown"
+if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__getattr__` loads it
+    from sessionstore.aio import (
+        AsyncSession,
+        AsyncSessionStore,
+    )
+    from sessionstore.context import (
+        AnthropicCompactSummarizer,
+        CompactionPlan,
+        CompactionProposal,
+        CompactionRefused,
+        ExtractiveSummarizer,
+        Measure,
+        ModelSummarizer,
+        OpenAIChatSummarizer,
+        OpenAICompactSummarizer,
+        PrunePlan,
+        Summarizer,
+        SummaryAnchors,
+    )
+    from sessionstore.events import (
+        ChainReport,
+        CompactionError,
+        CompressionConfig,
+        ConcurrencyError,
+        DatabaseUnavailable,
+        IdempotencyError,
+        ImportRefused,
+        InvalidArgument,
+        InvalidCheckpoint,
+        InvalidEvent,
+        InvalidReplayPoint,
+        InvalidSessionId,
+        NewEvent,
+        NotInContext,
+        PayloadTooLarge,
+        RecordedEvent,
+        SchemaMismatch,
+        SessionExists,
+        SessionStoreError,
+        ToolLimits,
+        UnknownEncoding,
+        UnknownEventType,
+        UnknownSession,
+        UnsupportedSchemaVersion,
+        Usage,
+    )
+    from sessionstore.log import (
+        Checkpoint,
+        SessionHead,
+        VerifyReport,
+    )
+    from sessionstore.projections import (
+        ArtifactTrail,
+        Context,
+        LiveMessage,
+        LiveToolResult,
+        TimelineRow,
+        ToolMap,
+    )
+    from sessionstore.session import (
+        ContextCheck,
+        Session,
+        SessionStore,
+        ToolCall,
+    )
+    from sessionstore.storage import (
+        SessionInfo,
+    )
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "sessionstore.aio": (
+        "AsyncSession",
+        "AsyncSessionStore",
+    ),
+    "sessionstore.context": (
+        "AnthropicCompactSummarizer",
+        "CompactionPlan",
+        "CompactionProposal",
+        "CompactionRefused",
+        "ExtractiveSummarizer",
+        "Measure",
+        "ModelSummarizer",
+        "OpenAIChatSummarizer",
+        "OpenAICompactSummarizer",
+        "PrunePlan",
+        "Summarizer",
+        "SummaryAnchors",
+    ),
+    "sessionstore.events": (
+        "ChainReport",
+        "CompactionError",
+        "CompressionConfig",
+        "ConcurrencyError",
+        "DatabaseUnavailable",
+        "IdempotencyError",
+        "ImportRefused",
+        "InvalidArgument",
+        "InvalidCheckpoint",
+        "InvalidEvent",
+        "InvalidReplayPoint",
+        "InvalidSessionId",
+        "NewEvent",
+        "NotInContext",
+        "PayloadTooLarge",
+        "RecordedEvent",
+        "SchemaMismatch",
+        "SessionExists",
+        "SessionStoreError",
+        "ToolLimits",
+        "UnknownEncoding",
+        "UnknownEventType",
+        "UnknownSession",
+        "UnsupportedSchemaVersion",
+        "Usage",
+    ),
+    "sessionstore.log": (
+        "Checkpoint",
+        "SessionHead",
+        "VerifyReport",
+    ),
+    "sessionstore.projections": (
+        "ArtifactTrail",
+        "Context",
+        "LiveMessage",
+        "LiveToolResult",
+        "TimelineRow",
+        "ToolMap",
+    ),
+    "sessionstore.session": (
+        "ContextCheck",
+        "Session",
+        "SessionStore",
+        "ToolCall",
+    ),
+    "sessionstore.storage": ("SessionInfo",),
+}
+"""Where each public name lives: imported on first use, so `sessionstore --version` or one
+light command does not pay for SQLAlchemy, pydantic's models and tiktoken it never touches."""
+
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "AnthropicCompactSummarizer",
@@ -130,3 +215,28 @@ __all__ = [
     "Usage",
     "VerifyReport",
 ]
+
+
+def __getattr__(name: str) -> typing.Any:
+    """A public name, imported from its home on first use (PEP 562) and kept here after."""
+    if name == "__version__":
+        value: typing.Any = _version()
+    elif name in _HOME_OF:
+        value = getattr(importlib.import_module(_HOME_OF[name]), name)
+    else:
+        raise AttributeError(f"module 'sessionstore' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("sessionstore")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"

@@ -26,8 +26,8 @@ from sessionstore.projections import (
 
 def test_a_tiny_scripted_session_replays_compacts_and_stays_restorable(tmp_path: Path) -> None:
     with SessionStore(f"sqlite:///{tmp_path / 'fidelity.db'}") as store:
-        run = replay(store, scripted(store, turns=6), 16_000)
-    assert run.samples, "a 6-turn session must compact in a 16k window"
+        run = replay(store, scripted(store, turns=20), 16_000)
+    assert run.samples, "a 20-turn session must compact in a 16k window"
     assert run.llm_calls > 0 and run.peak > 0
     assert run.not_restorable == [] and run.chain_ok
     assert run.failed_checks == []
@@ -35,7 +35,7 @@ def test_a_tiny_scripted_session_replays_compacts_and_stays_restorable(tmp_path:
         assert 0 <= sample.kept.requests <= sample.kept.requests_total
         assert 0 <= sample.kept.paths <= sample.kept.paths_total
         assert sample.saved > 0
-    assert "| scripted (6 turns), 16k |" in table([run])
+    assert "| scripted (20 turns), 16k |" in table([run])
     json.dumps(as_json(run))
 
 

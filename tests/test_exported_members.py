@@ -22,6 +22,10 @@ def public_names(module: object) -> set[str]:
 
 
 def test_store_exports() -> None:
+    # the root imports each name from its home on first use: touch them all, then compare
+    assert set(sessionstore.__all__) <= set(dir(sessionstore))
+    for name in sessionstore.__all__:
+        getattr(sessionstore, name)
     assert (
         set(sessionstore.__all__)
         == public_names(sessionstore)
@@ -81,6 +85,11 @@ def test_store_exports() -> None:
             "VerifyReport",
         }
     )
+
+
+def test_a_name_the_root_does_not_export_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Sesion'"):
+        sessionstore.Sesion  # noqa: B018  (the misspelling a user makes)
 
 
 def test_events_exports_only_its_all() -> None:

@@ -542,6 +542,9 @@ class AsyncSessionStore:
     async def version(self, session_id: str) -> int:
         return await self._run(lambda s: s.version(session_id))
 
+    async def find_session(self, prefix: str) -> str:
+        return await self._run(lambda s: s.find_session(prefix))
+
     async def session_info(self, session_id: str) -> SessionInfo:
         return await self._run(lambda s: s.session_info(session_id))
 

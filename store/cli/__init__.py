@@ -5,6 +5,25 @@ cause is one line on stderr and a non-zero exit; `--debug` shows the traceback. 
 the scripted agent it runs (no model, no network) live here too.
 """
 
-from sessionstore.cli._main import main
+from __future__ import annotations
 
-__all__ = ["main"]
+import sys
+from collections.abc import Sequence
+
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `sessionstore ARGV` and return its exit code. Ctrl-C at any moment, even while the
+    command line is still loading, ends it with one line and `INTERRUPTED`."""
+    try:
+        from sessionstore.cli._main import run
+
+        return run(argv)
+    except KeyboardInterrupt:
+        print("sessionstore: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+__all__ = ["INTERRUPTED", "main"]

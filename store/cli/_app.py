@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import click
-import sqlalchemy as sa
-from rich.console import Console, RenderableType
 
-from sessionstore.session import SessionStore
-from sessionstore.storage import database_file, resolve_url
+if TYPE_CHECKING:  # each is imported where a command first needs it: see `_tree`
+    from rich.console import Console, RenderableType
+
+    from sessionstore.session import SessionStore
 
 DB_HELP = "Database URL (default: $SESSIONSTORE_URL, else sqlite:///sessions.db)."
 NEVER = sys.maxsize
@@ -25,23 +26,37 @@ class Cli:
     def __init__(self, db: str | None) -> None:
         self.db = db  # `--db` before the command; `--db` after it may still set it
         self._store: SessionStore | None = None
-        self.out = Console(
-            highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 200
-        )
+
+    @cached_property
+    def out(self) -> Console:
+        from rich.console import Console
+
+        return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 200)
+
+    @property
+    def width(self) -> int:
+        """The columns a table may take: the terminal's, or 200 off a terminal."""
+        return self.out.width
 
     @property
     def url(self) -> str:
+        from sessionstore.storage import resolve_url
+
         return resolve_url(self.db)
 
     @property
     def shown_url(self) -> str:
         """The URL as it may be printed: without its password."""
+        import sqlalchemy as sa
+
         return sa.make_url(self.url).render_as_string(hide_password=True)
 
     @property
     def store(self) -> SessionStore:
         """The store for a command that writes: an empty or older database is migrated."""
         if self._store is None:
+            from sessionstore.session import SessionStore
+
             self._store = SessionStore(self.url)
         return self._store
 
@@ -50,12 +65,22 @@ class Cli:
         """The store for a command that only reads: it creates, migrates and writes nothing,
         not even a snapshot (a cache a writer would save on resuming a long session)."""
         if self._store is None:
+            from sessionstore.session import SessionStore
+
             self.refuse_missing_file()
             self._store = SessionStore(self.url, create=False, migrate=False, snapshot_every=NEVER)
         return self._store
 
+    def find(self, session_id: str, *, writing: bool = False) -> str:
+        """The whole id of the session `session_id` names, whole or by a unique prefix (the
+        CLI prints shortened ids where the terminal is narrow), found in the store the command
+        then uses: the writer's when `writing`, else the reader's."""
+        return (self.store if writing else self.reader).find_session(session_id)
+
     def refuse_missing_file(self) -> None:
         """A SQLite file that is not there is a mistyped path, not a wish for a new store."""
+        from sessionstore.storage import database_file
+
         path = database_file(self.url)
         if path is not None and path.parent.is_dir() and not path.exists():
             raise click.ClickException(
@@ -107,24 +132,30 @@ def database_url_after_command(
 
 
 def printable(url: str | None) -> str:
+    import sqlalchemy as sa
+
     try:
         return sa.make_url(url or "").render_as_string(hide_password=True)
     except sa.exc.ArgumentError:
         return repr(url)
 
 
-def accept_db_after_each_command(group: click.Group) -> None:
-    """`--db` works after any command as before it (`sessionstore ls --db URL`), and each
-    command's `--help` lists it."""
-    for command in group.commands.values():
-        command.params.append(
-            click.Option(
-                ["--db"],
-                metavar="URL",
-                expose_value=False,
-                callback=database_url_after_command,
-                help=DB_HELP,
-            )
+def accept_db_after(command: click.Command) -> None:
+    """`--db` works after `command` (and each of its subcommands) as before it (`sessionstore
+    ls --db URL`), and its `--help` lists it."""
+    command.params.append(
+        click.Option(
+            ["--db"],
+            metavar="URL",
+            expose_value=False,
+            callback=database_url_after_command,
+            help=DB_HELP,
         )
-        if isinstance(command, click.Group):
-            accept_db_after_each_command(command)
+    )
+    if isinstance(command, click.Group):
+        for subcommand in command.commands.values():
+            accept_db_after(subcommand)
+
+
+def n_sessions(count: int) -> str:
+    return f"{count} session" if count == 1 else f"{count} sessions"

@@ -1,8 +1,8 @@
 """`sessionstore demo`: the main job, end to end, with no network and no model.
 
 A scripted coding agent works through a task for 60 turns in a window small enough that it
-fills again and again: on the way the store, with its default settings, truncates the one huge
-output, prunes old outputs and compacts the conversation. Then the demo audits the session:
+fills again and again: on the way the store, with its default settings, truncates the long
+outputs, prunes old outputs and compacts the conversation. Then the demo audits the session:
 the timeline of what changed the context, a replay to just before the first compaction
 compared with now, a pruned output restored byte for byte, and the hash chain.
 
@@ -14,10 +14,14 @@ different counts). Only the session's times, and its id when `demo` is taken, di
 from __future__ import annotations
 
 import itertools
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import click
+
+from sessionstore.cli._app import Cli, pass_cli
 from sessionstore.cli._scripted import coding_session, drive
 from sessionstore.events import (
     ContextCompacted,
@@ -29,13 +33,16 @@ from sessionstore.events import (
 )
 from sessionstore.projections import LiveMessage, LiveToolResult, TimelineRow, diff_contexts
 from sessionstore.session import Session, SessionStore
+from sessionstore.storage import resolve_url
 
-DEMO_WINDOW = 48_000
+DEMO_WINDOW = 24_000
 """Tokens: a small model's window, so 60 turns of the scripted agent (reads, greps and test
-logs of 1 to 30 KB) fill it over and over. With the default settings prunes keep it inside
+logs of 1 to 30 KB) fill it over and over. With the default settings each output is shown at
+most a tenth of the usable window (the longer ones truncated on append), prunes keep it inside
 for a while; once pruning alone no longer gets it under the limit (the newest outputs are kept,
 and every pruned one leaves a placeholder), a compaction folds the head into a summary. In a
-64k or 128k window the same 60 turns only prune, and the demo would show no compaction."""
+48k window the same 60 turns only prune (outputs this short fit beside the kept ones), and the
+demo would show no compaction."""
 DEMO_MODEL = "scripted-coder"
 DEMO_SEED = 7
 IDS_FROM = datetime(2025, 1, 1, tzinfo=UTC)
@@ -81,11 +88,14 @@ def run_demo(store: SessionStore, say: Callable[[str], None], *, turns: int = 60
         f"{s.version:,} events, {report.llm_calls:,} model calls; the largest context sent was "
         f"{report.peak_tokens:,} of {usable:,} usable tokens."
     )
-    for part in truncated:
+    if truncated:  # the largest stands for all: each was cut to its share of the window
+        part = max(truncated, key=lambda p: len(p.output))
         assert part.truncation is not None
+        others = len(truncated) - 1
         say(
             f"Truncated on append: {part.name} output of {len(part.output.encode()):,} bytes, "
-            f"shown as {len(part.truncation.shown.encode()):,} (part {part.id})."
+            f"shown as {len(part.truncation.shown.encode()):,} (part {part.id})"
+            + (f", and {others} shorter one(s)." if others else ".")
         )
     freed = sum(e.payload.tokens_freed for e in prunes)  # type: ignore[attr-defined]
     say(f"Pruned old tool outputs {_times(len(prunes))}, {freed:,} tokens in all.")
@@ -143,21 +153,29 @@ def _new_session(store: SessionStore) -> Session:
 
 def _timeline(s: Session, say: Callable[[str], None]) -> None:
     """The rows that changed the context other than by appending: the start, truncations,
-    prunes and compactions. Of a run of prunes in a row, its first and last."""
+    prunes and compactions. Of a run of prunes and truncations in a row (the routine: each
+    output is cut to its share of a small window), its first and last."""
     rows = [
         row
         for row in s.timeline()
         if row.type not in ("MessageAppended", "MessagesReverted") or "truncated" in row.summary
     ]
-    for pruning, group in itertools.groupby(rows, key=lambda row: row.type == "OutputsPruned"):
+    for routine, group in itertools.groupby(rows, key=_routine):
         run = list(group)
-        if not pruning or len(run) <= 2:
+        if not routine or len(run) <= 2:
             for row in run:
                 say(_row(row))
             continue
         say(_row(run[0]))
-        say(f"  {'':>5}  {'':8}  ... {len(run) - 2} more prunes")
+        prunes = sum(row.type == "OutputsPruned" for row in run[1:-1])
+        cuts = len(run) - 2 - prunes
+        say(f"  {'':>5}  {'':8}  ... {prunes} more prunes, {cuts} more truncations")
         say(_row(run[-1]))
+
+
+def _routine(row: TimelineRow) -> bool:
+    """A prune, or a result truncated on append."""
+    return row.type == "OutputsPruned" or row.type == "MessageAppended"
 
 
 def _row(row: TimelineRow) -> str:
@@ -270,3 +288,36 @@ def _restore(store: SessionStore, s: Session, say: Callable[[str], None]) -> str
 
 def _owner(s: Session, part_id: str) -> str:
     return next(m.id for m in s.context().messages if any(p.id == part_id for p in m.parts))
+
+
+@click.command()
+@click.option(
+    "--turns",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="Turns of the scripted agent.",
+)
+@pass_cli
+def demo(app: Cli, turns: int) -> int:
+    """Watch the store do its job: a scripted coding agent (no network) whose session is
+    truncated, pruned and compacted, then replayed, restored and verified."""
+    result = run_demo(app.store, click.echo, turns=turns)
+    db = "" if app.url == resolve_url(None) else f" --db {shlex.quote(app.shown_url)}"
+    sid = result.session_id
+    click.echo("\nTry next, on the session the demo made:")
+    for command in (
+        f"show {sid}",
+        f"timeline {sid}",
+        f"context {sid} --at {result.replayed_at or 1} --format openai",
+        f"diff {sid} --from {result.replayed_at or 1} --to {result.events}",
+        f"context {sid} --restore-pruned",
+        f"export {sid} -o demo.jsonl",
+        "verify --all",
+        "stats",
+    ):
+        click.echo(f"  sessionstore{db} {command}")
+    return 0 if result.chain_ok else 1
+
+
+COMMANDS: dict[str, click.Command] = {"demo": demo}

@@ -44,29 +44,83 @@ def tokens_of(tokens: int, window: int | None) -> str:
 # sessions
 
 
-def sessions_table(summaries: Sequence[SessionSummary]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    table.add_column(
-        "ID", no_wrap=True, min_width=max((len(s.info.id) for s in summaries), default=2)
-    )
-    for name, justify in (
-        ("TITLE", "left"),
-        ("EVENTS", "right"),
-        ("LIVE TOKENS / WINDOW", "right"),
-        ("COMPACTIONS", "right"),
-        ("UPDATED", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for s in summaries:
-        table.add_row(
-            s.info.id,
-            Text(s.info.title),
-            f"{s.info.version:,}",
-            tokens_of(s.live_tokens, s.context_window),
-            str(s.compactions),
-            when(s.info.updated_at),
+def sessions_table(summaries: Sequence[SessionSummary], width: int) -> Table:
+    """`ls`: one line per session, within `width` columns. When the whole table is wider, ids
+    are shortened to their shortest unique prefix (at least `SHORT_ID` characters; every
+    command takes one), titles are cut with an ellipsis, and COMPACTIONS, then EVENTS, then
+    UPDATED are left out, until it fits; a row never wraps."""
+    ids = [s.info.id for s in summaries]
+    rows = [
+        {
+            "ID": s.info.id,
+            "TITLE": s.info.title,
+            "EVENTS": f"{s.info.version:,}",
+            "LIVE TOKENS / WINDOW": tokens_of(s.live_tokens, s.context_window),
+            "COMPACTIONS": f"{s.compactions:,}",
+            "UPDATED": when(s.info.updated_at),
+        }
+        for s in summaries
+    ]
+    columns = ["ID", "TITLE", "EVENTS", "LIVE TOKENS / WINDOW", "COMPACTIONS", "UPDATED"]
+
+    headers = {name: name for name in columns}
+
+    def width_of(name: str) -> int:
+        return max([len(headers[name]), *(len(r[name]) for r in rows)])
+
+    def needed(names: list[str], title: int) -> int:
+        widths = [title if name == "TITLE" else width_of(name) for name in names]
+        return sum(widths) + 2 * (len(names) - 1)
+
+    longest_title = width_of("TITLE")
+    if needed(columns, longest_title) > width:
+        for row, short in zip(rows, short_ids(ids), strict=True):
+            row["ID"] = short
+    title_at_least = min(longest_title, _TITLE_AT_LEAST)
+    for droppable in ("COMPACTIONS", "EVENTS", "UPDATED"):
+        if needed(columns, title_at_least) <= width:
+            break
+        columns.remove(droppable)
+    if needed(columns, title_at_least) > width:
+        headers["LIVE TOKENS / WINDOW"] = "TOKENS"
+    table = Table(box=None, pad_edge=False, width=min(width, needed(columns, longest_title)))
+    for name in columns:
+        right = name in ("EVENTS", "LIVE TOKENS / WINDOW", "COMPACTIONS")
+        table.add_column(
+            headers[name],
+            justify="right" if right else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            ratio=1 if name == "TITLE" else None,
+            min_width=None if name == "TITLE" else width_of(name),
         )
+    for row in rows:
+        table.add_row(*(Text(row[name]) for name in columns))
     return table
+
+
+SHORT_ID = 8
+"""The fewest characters of an id `ls` shows when it shortens ids (git shows 7 of a commit)."""
+_TITLE_AT_LEAST = 12
+
+
+def short_ids(ids: Sequence[str]) -> list[str]:
+    """Each id's shortest prefix that no other id in `ids` shares, at least `SHORT_ID` long: the
+    neighbours in sorted order are the ids sharing the longest prefix with it."""
+    ordered = sorted(set(ids))
+
+    def common(a: str, b: str) -> int:
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return n
+
+    length = {}
+    for n, one in enumerate(ordered):
+        before = common(one, ordered[n - 1]) if n > 0 else 0
+        after = common(one, ordered[n + 1]) if n + 1 < len(ordered) else 0
+        length[one] = max(SHORT_ID, before + 1, after + 1)
+    return [i[: length[i]] for i in ids]
 
 
 def session_json(s: SessionSummary) -> dict[str, Any]:
@@ -179,7 +233,7 @@ def timeline_table(rows: Sequence[TimelineRow]) -> Table:
     table.add_column("TIME")
     table.add_column("EVENT")
     table.add_column("TOKENS", justify="right")
-    table.add_column("WHAT")
+    table.add_column("WHAT", no_wrap=True, overflow="ellipsis")  # `--json` has it whole
     for row in rows:
         table.add_row(
             str(row.seq),
@@ -456,13 +510,24 @@ def proposal_text(proposal: CompactionProposal) -> str:
         f"would compact {len(proposal.leaving)} messages ({proposal.leaving_tokens:,} tokens) "
         f"of {proposal.session_id} at version {proposal.version}: "
         f"{proposal.tokens_before:,} -> {proposal.tokens_after:,} tokens",
-        "leaving: " + ", ".join(proposal.leaving),
+        "leaving: " + _listed(proposal.leaving),
         f"first kept: {proposal.first_kept_message_id}",
         f"summary ({proposal.summary_tokens:,} tokens, {proposal.summarizer}):",
         proposal.summary,
         "(dry run: nothing was written)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _listed(ids: Sequence[str], shown: int = 3) -> str:
+    """A few ids, then how many more and the last: a list of 600 is not one line of 25 KB
+    (`--json` has them all)."""
+    if len(ids) <= shown + 1:
+        return ", ".join(ids)
+    return (
+        f"{len(ids):,} messages: {', '.join(ids[:shown])}, ... and {len(ids) - shown - 1:,} more, "
+        f"to {ids[-1]} (--json lists them all)"
+    )
 
 
 def proposal_json(proposal: CompactionProposal) -> dict[str, Any]:

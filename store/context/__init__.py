@@ -3,9 +3,11 @@
 Pure policies (measure, plan a prune, plan a compaction), the strategies that pick what to
 shrink, truncation of one output, token counting with offline tiktoken, summarizers, the
 confirmation hook for a proposed compaction, observability of each decision, the cuts a part
-gets when it is appended, what a provider's own compaction means to the plans, and
-`WindowKeeper`, which applies them to a session through a narrow interface (`SessionView`: the
-fold, an append, the clock, token counting, the settings and the summarizer).
+gets when it is appended (each output to its share of the window), the fit (tool fields cut
+to previews, the newest step first, when the rest cannot get the context under the window),
+what a provider's own compaction means to the plans, and `WindowKeeper`, which applies them to
+a session through a narrow interface (`SessionView`: the fold, an append, the clock, token
+counting, the settings and the summarizer).
 """
 
 from sessionstore.context._at_append import shortened_user_text, truncated_result
@@ -18,6 +20,7 @@ from sessionstore.context._confirm import (
     proposal_of,
     turns_to_drop,
 )
+from sessionstore.context._fit import floor_tokens, plan_fit
 from sessionstore.context._observe import phase, strategy_of
 from sessionstore.context._policies import (
     CompactionPlan,
@@ -86,6 +89,7 @@ __all__ = [
     "confirmed",
     "cooling_down",
     "count",
+    "floor_tokens",
     "guard_compaction",
     "load_encoding",
     "longest_token",
@@ -94,6 +98,7 @@ __all__ = [
     "oldest_turns",
     "phase",
     "plan_compaction",
+    "plan_fit",
     "plan_prune",
     "plan_strategy",
     "planned",

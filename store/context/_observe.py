@@ -1,6 +1,6 @@
 """What a context check did, for a reader of a long session: log records and trace spans.
 
-Each phase of a check (prune, selective, summary) is one `phase(...)`: a DEBUG record when it
+Each phase of a check (prune, selective, summary, fit) is one `phase(...)`: a DEBUG record when it
 starts, an INFO record when it is done, with the session, the check point, the strategy, the
 reason and the tokens before and after, as `extra` fields a structured handler can read
 (`record.sessionstore`, a dict) and as text. When `opentelemetry` is importable the phase is
@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 log = logging.getLogger("sessionstore.checks")
 
-Phase = Literal["prune", "selective", "summary"]
+Phase = Literal["prune", "selective", "summary", "fit"]
 
 
 def _tracing_available() -> bool:

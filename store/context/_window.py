@@ -32,6 +32,7 @@ from sessionstore.context._confirm import (
     proposal_of,
     turns_to_drop,
 )
+from sessionstore.context._fit import floor_tokens, plan_fit
 from sessionstore.context._observe import phase, strategy_of
 from sessionstore.context._policies import (
     CompactionPlan,
@@ -66,6 +67,7 @@ from sessionstore.events import (
     NativePart,
     OutputsPruned,
     Part,
+    PartsPreviewed,
     Payload,
     RecordedEvent,
     TextPart,
@@ -101,15 +103,25 @@ class ContextCheck:
     drop_turns: int = 0
     """When a compaction was declined: the fewest oldest turns `Session.drop_oldest_turns`
     would take out to get under the limit (0 when only the current turn is left)."""
+    previewed: RecordedEvent | None = None
+    """The `PartsPreviewed` that cut tool fields (the newest step's results first) to head and
+    tail previews because pruning and compaction left the context over the usable window;
+    each original is restorable (`Session.restore`)."""
+    beyond_window: bool = False
+    """Whether what no check may shrink (the system prompt, pinned messages and the newest user
+    request) is alone over the usable window: nothing can make this context fit; unpin, fork
+    with a shorter request, or use a larger window."""
 
     @property
     def acted(self) -> bool:
-        return self.pruned is not None or bool(self.compactions)
+        return self.pruned is not None or bool(self.compactions) or self.previewed is not None
 
     @property
     def over_window(self) -> bool:
-        """Whether the context is still larger than the usable window: nothing left could be
-        shrunk (a huge message in the current turn, say); sending it would fail."""
+        """Whether the context is still larger than the usable window, so sending it would
+        fail. With automatic management on, only when `beyond_window` (or when a confirmed
+        compaction was declined, or a message other than a tool field is itself larger than
+        the window): tool fields are cut to previews until the rest fits."""
         return self.after.usable is not None and self.after.tokens > self.after.usable
 
     def stop(self) -> None:
@@ -309,11 +321,62 @@ class WindowKeeper:
                 summarizing.outcome = note
         drop = 0
         if declined is not None:
-            over = now.tokens - now.limit if now.limit is not None else None
-            drop = turns_to_drop(planned(view.live().messages), over)
+            excess = now.tokens - now.limit if now.limit is not None else None
+            drop = turns_to_drop(planned(view.live().messages), excess)
+        previewed, beyond = None, False
+        if declined is None and now.usable is not None and now.tokens > now.usable:
+            previewed, beyond, note = self._fit(point, now, note)
+            now = measure(view.fold(), config)
         return ContextCheck(
-            point, before, now, pruned, tuple(compactions), note, tuple(skipped), declined, drop
+            point,
+            before,
+            now,
+            pruned,
+            tuple(compactions),
+            note,
+            tuple(skipped),
+            declined,
+            drop,
+            previewed,
+            beyond,
         )
+
+    def _fit(
+        self, point: CheckPoint, now: Measure, note: str
+    ) -> tuple[RecordedEvent | None, bool, str]:
+        """The last step of a check that leaves the context over the usable window: tool fields
+        cut to previews (`plan_fit`), appended, and whether what no check may cut is alone over
+        the window; with the check's note extended to say so."""
+        view = self._view
+        assert now.usable is not None
+        messages = planned(view.live().messages)  # a provider's compaction item is the floor's
+        # a preview resets the provider's figure: the context is then measured by our counts
+        # and the safety margin, so that is what must come under the window
+        margin = view.config().budgets(now.usable).safety_margin
+        over = max(view.fold().tokens + margin - now.usable, 1)
+        beyond = floor_tokens(messages) + margin > now.usable
+        with phase(
+            view.fold().session_id,
+            point,
+            "fit",
+            strategy=strategy_of(view.config()),
+            reason=f"over the window at {point} after pruning and compaction",
+            tokens_before=now.tokens,
+        ) as fitting:
+            plan = plan_fit(messages, over=over, count=view.count)
+            previewed = view.append([plan])[0] if plan is not None else None
+            fitting.tokens_after = measure(view.fold(), view.config()).tokens
+            fitting.outcome = "previewed" if previewed else "nothing to cut"
+        if previewed is not None:
+            assert isinstance(previewed.payload, PartsPreviewed)
+            cut = len(previewed.payload.previews)
+            note = f"{note}; then {cut} tool field(s) cut to previews to fit the window"
+        if beyond:
+            note = (
+                f"{note}; beyond the window: the system prompt, pinned messages and the "
+                "newest request alone are over it"
+            )
+        return previewed, beyond, note
 
     def propose_compaction(
         self,

@@ -322,7 +322,7 @@ class ClaudeSessionStore(ClaudeStoreProtocol):
         session = mirror.session
         live = session.context().messages
         batch = _Batch(
-            session.header.encoding,
+            session.header,
             session.config,
             {m.id: m.tokens for m in live},
             {p.call_id: p.name for m in live for p in m.parts if isinstance(p, ToolCallPart)},
@@ -359,7 +359,7 @@ class ClaudeSessionStore(ClaudeStoreProtocol):
             )
         except ValueError as exc:
             raise InvalidArgument(f"ClaudeSessionStore settings: {exc}") from None
-        payloads = _Batch(encoding, config, {}, {}).payloads(entries)
+        payloads = _Batch(started, config, {}, {}).payloads(entries)
         if subpath is None:
             payloads.append(_summary_record(None, key, entries))
         # created meanwhile by another writer: ConcurrencyError, and the retry appends to it
@@ -484,11 +484,17 @@ class _Batch:
     the live messages (a Claude Code compaction replaces them) and the tools called (a result
     takes its call's name, and its limits)."""
 
-    encoding: str
+    header: SessionStarted
+    """The session's header: its encoding counts each part, its window sizes each output's
+    share (`truncated_result`), as for `Session.append_tool_result`."""
     config: CompressionConfig
     live: dict[str, int]
     calls: dict[str, str]
     manual: bool = False  # whether the last compact_boundary was a manual /compact
+
+    @property
+    def encoding(self) -> str:
+        return self.header.encoding
 
     def payloads(self, entries: list[dict[str, Any]]) -> list[Payload]:
         return [self._payload(entry) for entry in entries]
@@ -591,6 +597,7 @@ class _Batch:
                     call_id,
                     self.calls.get(call_id),
                     text,
+                    header=self.header,
                     is_error=block.get("is_error") is True,
                     blocks=shown,
                     native=Native(api=CLAUDE_CODE, value=kept),

@@ -302,7 +302,13 @@ class Session:
         self._check_size(text, blocks, tool)
         try:
             return truncated_result(
-                self.config, call_id, tool, text, is_error=is_error, blocks=blocks
+                self.config,
+                call_id,
+                tool,
+                text,
+                header=self.header,
+                is_error=is_error,
+                blocks=blocks,
             )
         except UnicodeEncodeError as exc:  # the same refusal an append of the text would make
             raise InvalidEvent(

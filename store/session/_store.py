@@ -371,6 +371,24 @@ class SessionStore:
         check_session_id(session_id)
         return self._log.version(session_id)
 
+    def find_session(self, prefix: str) -> str:
+        """The id of the one session whose id is `prefix` or begins with it, as git takes an
+        abbreviated commit: `UnknownSession` when none does, `InvalidArgument` naming a few
+        when several do. A whole id costs one read; a prefix reads every id, as a listing
+        does."""
+        check.text("prefix", prefix)
+        if prefix and self._recorder.session(prefix) is not None:
+            return prefix
+        found = [i for i in self._recorder.session_ids() if prefix and i.startswith(prefix)]
+        if not found:
+            raise UnknownSession(prefix)
+        if len(found) > 1:
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            raise InvalidArgument(
+                f"{prefix!r} begins {len(found)} session ids ({shown}): give more of it"
+            )
+        return found[0]
+
     def session_info(self, session_id: str) -> SessionInfo:
         check_session_id(session_id)
         return self._session_row(session_id)

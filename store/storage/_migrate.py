@@ -13,24 +13,33 @@ other's way, is each recorder's own (`Recorder.database_state`, `Recorder.migrat
 
 from __future__ import annotations
 
+import shlex
+import sys
 from importlib.resources import files
 from pathlib import Path
-
-import sqlalchemy as sa
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
+from typing import TYPE_CHECKING
 
 from sessionstore.events import DatabaseUnavailable, SchemaMismatch
 from sessionstore.storage._recorder import DatabaseState, Recorder
 from sessionstore.storage._schema import metadata
+
+if TYPE_CHECKING:  # Alembic is imported only to migrate, never to open a current database
+    from alembic.config import Config
+
+HEAD_REVISION = "0003"
+"""The newest revision in `migrations/versions`: what a current database is at. Written down so
+that opening one reads no revision file and imports no Alembic; a test checks it is the head
+Alembic finds."""
 
 _NAMES_SHOWN = 5
 
 
 def alembic_config(url: str | None = None) -> Config:
     """An Alembic config pointing at the `migrations` package, wherever it is installed."""
-    config = Config()
+    from alembic.config import Config
+
+    # today's stdout: Alembic's default is the one there was when it was first imported
+    config = Config(stdout=sys.stdout)
     config.set_main_option("script_location", str(Path(str(files("sessionstore.migrations")))))
     if url is not None:
         config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -38,13 +47,7 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None, "the migrations folder has no revisions"
-    return head
-
-
-def current_revision(connection: sa.Connection) -> str | None:
-    return MigrationContext.configure(connection).get_current_revision()
+    return HEAD_REVISION
 
 
 def refuse_foreign(state: DatabaseState, shown_url: str) -> None:
@@ -59,6 +62,8 @@ def refuse_foreign(state: DatabaseState, shown_url: str) -> None:
                 "database"
             )
         return
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(alembic_config())
     if state.revision in {r.revision for r in script.walk_revisions()}:
         return
@@ -94,14 +99,20 @@ def ensure_schema(recorder: Recorder, *, migrate: bool, create: bool = True) -> 
         if state.revision is not None:
             raise SchemaMismatch(
                 f"{recorder.shown_url} is at schema revision {state.revision}, this code "
-                f"needs {head}; run `sessionstore db upgrade`"
+                f"needs {head}; run `{upgrade_command(recorder.shown_url)}`"
             )
         why = "it is empty" if state.exists else "the file does not exist"
         raise SchemaMismatch(
             f"{recorder.shown_url} holds no sessionstore schema ({why}); "
-            "run `sessionstore db upgrade` to create it"
+            f"run `{upgrade_command(recorder.shown_url)}` to create it"
         )
     upgrade(recorder)
+
+
+def upgrade_command(shown_url: str) -> str:
+    """The command that migrates the database at `shown_url`, to be typed as it is: it names
+    the database, so it never creates another (`./sessions.db`) instead."""
+    return f"sessionstore --db {shlex.quote(shown_url)} db upgrade"
 
 
 def upgrade(recorder: Recorder, revision: str = "head") -> None:

@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from alembic import command
 
 from sessionstore.events import DatabaseUnavailable
 from sessionstore.storage._migrate import alembic_config
@@ -522,6 +521,8 @@ class SqlRecorder:
         with self._writing() as conn:
             self._migration_lock(conn)
             refuse(state_of(conn))
+            from alembic import command
+
             config = alembic_config()
             config.attributes["connection"] = conn
             command.upgrade(config, revision)
@@ -546,12 +547,19 @@ class SqlRecorder:
 
 
 def state_of(conn: sa.Connection) -> DatabaseState:
-    from alembic.runtime.migration import MigrationContext
-
     inspector = sa.inspect(conn)
     names = {*inspector.get_table_names(), *inspector.get_view_names()}
-    revision = MigrationContext.configure(conn).get_current_revision()
+    revision = _stored_revision(conn) if VERSION_TABLE in names else None
     return DatabaseState(True, revision, frozenset(names - {VERSION_TABLE}))
+
+
+def _stored_revision(conn: sa.Connection) -> str | None:
+    """The revision Alembic recorded (read as Alembic's `MigrationContext` reads it, without
+    importing Alembic). Our history is linear: a table holding several heads is not ours."""
+    rows = conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
+    if len(rows) > 1:
+        return ", ".join(sorted(rows))  # no revision of ours: refused as another application's
+    return rows[0] if rows else None
 
 
 def _session_row(

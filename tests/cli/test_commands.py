@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from sessionstore import SessionStore, UnknownSession
+from sessionstore import SessionStore, ToolCall, UnknownSession
 from sessionstore.cli import main
 from tests.cli.conftest import READ_OUTPUT, Cli, Run
 
@@ -322,15 +322,22 @@ def test_bad_options_and_unknown_ids_are_one_line(cli: Cli) -> None:
     assert bad.code == 2 and bad.err.count("\n") == 1
     assert "'xml' is not one of 'text', 'openai', 'anthropic', 'responses', 'json'" in bad.err
     point = cli("context", "s1", "--at", "99")
-    assert point.code == 1 and point.err == (
-        "sessionstore: error: at= must be a seq from 1 to 10 or a datetime, got 99\n"
+    assert point.code == 2 and point.err == (
+        "sessionstore: error: Invalid value for --at: 99 is no point of session s1: give an "
+        "event number from 1 to 10, or a time since it started (see sessionstore context --help)\n"
     )
+    late = cli("diff", "s1", "--from", "1", "--to", "9999")
+    assert late.code == 2 and "Invalid value for --to: 9999 is no point of session s1" in late.err
+    early = cli("artifacts", "s1", "--at", "2000-01-01T00:00:00")
+    assert early.code == 2 and "Invalid value for --at: 2000-01-01T00:00:00 is no" in early.err
 
 
 def test_db_commands_report_the_revision(cli: Cli) -> None:
     current = cli("db", "current")
     assert current.code == 0 and current.out.startswith("database at 0003")
-    assert cli("db", "upgrade").out == current.out
+    assert (
+        cli("db", "upgrade").out == "nothing to do: the database is at 0003, this version's head\n"
+    )
 
 
 def test_export_and_import_round_trip_through_files(cli: Cli, tmp_path: Path) -> None:
@@ -581,7 +588,12 @@ def test_restore_undo_takes_back_any_strategys_decision(cli: Cli) -> None:
     with SessionStore(cli.url) as store:
         assert [m.id for m in store.session("s1").context().messages] == before
     again = json.loads(cli("restore", "s1", "--undo", str(drop.seq), "--json").out)
-    assert again == {"undone": drop.seq, "seq": None, "type": None}
+    assert {k: again[k] for k in ("undone", "seq", "type", "over_window")} == {
+        "undone": drop.seq,
+        "seq": None,
+        "type": None,
+        "over_window": False,
+    }
     both = cli("restore", "s1", "t1", "--undo", str(drop.seq))
     assert both.code == 2 and "name parts or --undo SEQ, not both" in both.err
     refused = cli("restore", "s1", "--undo", "1")
@@ -589,3 +601,22 @@ def test_restore_undo_takes_back_any_strategys_decision(cli: Cli) -> None:
         refused.code != 0
         and "event 1 (SessionStarted) took nothing out of the context" in refused.err
     )
+
+
+def test_restore_undo_says_when_it_puts_the_context_over_the_window(cli: Cli) -> None:
+    with SessionStore(cli.url) as store:
+        s = store.create_session(model="gpt-4o", context_window=64_000, session_id="small")
+        s.configure(protect_turns=0, protect_tokens=0, minimum_prune=1)
+        s.append_user("read every module")
+        for n in range(12):
+            call_id = f"c{n}"
+            s.append_assistant("", tool_calls=[ToolCall(id=call_id, name="read", input={})])
+            s.append_tool_result(call_id, output=f"line {n} of the module\n" * 2000)
+        s.append_user("now summarise them")
+        check = s.before_llm_call()
+        assert check.pruned is not None
+    undo = cli("restore", "small", "--undo", str(check.pruned.seq))
+    assert undo.code == 0
+    assert undo.err.startswith("warning: the context is now ")
+    assert "over the usable window of" in undo.err
+    assert "`sessionstore prune small`" in undo.err

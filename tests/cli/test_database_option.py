@@ -3,6 +3,7 @@ create, migrate or write to a database, and refuse one that is not sessionstore'
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -156,7 +157,7 @@ def test_a_read_only_command_does_not_migrate_an_empty_database(
         run(capsys, "--db", backend.url, *args),
         1,
         f"{shown} holds no sessionstore schema (it is empty); "
-        "run `sessionstore db upgrade` to create it",
+        f"run `sessionstore --db {shlex.quote(shown)} db upgrade` to create it",
     )
     assert table_names(backend) == set()
 
@@ -168,7 +169,8 @@ def test_a_read_only_command_does_not_migrate_a_database_behind_the_schema(
     command.upgrade(config, "head")
     command.downgrade(config, "base")  # an alembic_version with no revision in it
     result = run(capsys, "--db", sqlite_backend.url, "ls")
-    assert result.code == 1 and "run `sessionstore db upgrade`" in result.err
+    assert result.code == 1
+    assert f"run `sessionstore --db {shlex.quote(sqlite_backend.url)} db upgrade`" in result.err
     assert table_names(sqlite_backend) == {"alembic_version"}
 
 

@@ -79,6 +79,7 @@ def small_window_session(store: SessionStore, window: int = 3_000) -> Session:
     s = store.create_session(model="m", context_window=window, output_reserve=0)
     s.configure(protect_tokens=200, minimum_prune=100, keep_recent_tokens=0, safety_margin=0)
     s.configure(user_message_ratio=1.0)  # long user messages are shown whole up to the window
+    s.configure(output_ratio=1.0)  # and outputs: these tests are about pruning and compaction
     return s
 
 

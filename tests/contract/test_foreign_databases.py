@@ -4,6 +4,7 @@ created only when the caller allows it."""
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def test_with_migrate_off_an_empty_database_says_what_to_run(backend: Backend) -
         SessionStore(backend.url, migrate=False)
     assert str(refused.value) == (
         f"{shown(backend)} holds no sessionstore schema (it is empty); "
-        "run `sessionstore db upgrade` to create it"
+        f"run `sessionstore --db {shlex.quote(shown(backend))} db upgrade` to create it"
     )
     assert table_names(backend) == set()
 
@@ -148,6 +149,6 @@ def test_with_migrate_off_a_missing_sqlite_file_is_not_created(tmp_path: Path) -
         SessionStore(url, migrate=False)
     assert str(refused.value) == (
         f"{url} holds no sessionstore schema (the file does not exist); "
-        "run `sessionstore db upgrade` to create it"
+        f"run `sessionstore --db {shlex.quote(url)} db upgrade` to create it"
     )
     assert list(tmp_path.iterdir()) == []

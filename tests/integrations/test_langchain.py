@@ -500,6 +500,7 @@ def test_pruning_reaches_the_model_and_the_history_keeps_the_original(tmp_path: 
                 "protect_tokens": 0,
                 "minimum_prune": 1_000,
                 "safety_margin_ratio": 1,  # the full 2,000-token margin makes the turn overflow
+                "output_ratio": 1,  # the log shown whole up to the window: it is pruned, not cut
             },
         )
         agent = create_agent(model, tools=[read_log], middleware=[SessionStoreMiddleware(history)])

@@ -22,12 +22,17 @@ from sessionstore.events import (
     CompressionConfig,
     ConcurrencyError,
     ContextCompacted,
+    Message,
     MessagesReverted,
     OutputsPruned,
+    PartsPreviewed,
     Payload,
+    Preview,
     RecordedEvent,
+    ToolCallPart,
+    Usage,
 )
-from sessionstore.projections import SUMMARY_MARKER, LiveMessage, context_of, fold_events
+from sessionstore.projections import NOTICE, SUMMARY_MARKER, LiveMessage, context_of, fold_events
 from tests.projections.log import Log
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
@@ -165,24 +170,51 @@ def test_a_context_within_the_window_is_left_alone() -> None:
     assert len(session.log.events) == 8
 
 
-def test_a_huge_output_of_the_current_step_leaves_the_context_over_the_window() -> None:
+def test_a_huge_output_of_the_current_step_is_cut_to_a_preview_to_fit() -> None:
     session = InMemorySession(three_reads((1, 1, 1200)))
     summarizer = StubSummarizer("word " * 20)
 
     check = session.keeper.keep_in_window("before_llm_call", summarizer)
 
     # no output is worth pruning; the first two attempts keep every turn (there is one), the
-    # last keeps none: it summarizes all before the current step (22 tokens), into 24
+    # last keeps none: it summarizes all before the current step (22 tokens), into 24; the
+    # step's own output, over the window alone, is then cut to a preview (its notice: 15)
     assert summarizer.calls == [("u1", "a1", "t1", "a2", "t2")]
     assert check.skipped == ((22, 24),)
     assert check.pruned is None and check.compactions == ()
-    assert (check.after.tokens, check.after.usable) == (1227, 1000)
-    assert check.over_window
+    assert check.previewed is not None and check.previewed.seq == 9
+    assert check.previewed.payload == PartsPreviewed(
+        previews={"t3.r": Preview(chars=0, tokens=15)},
+        notice=NOTICE,
+        tokens_freed=1185,
+        strategy="fit",
+        why=(
+            "over the window by 227 tokens after pruning and compaction: 1 tool field(s) cut "
+            "to head and tail previews, the newest step's results first, freeing 1,185"
+        ),
+    )
+    assert (check.after.tokens, check.after.usable) == (42, 1000)
+    assert not check.over_window and not check.beyond_window
     assert check.note == (
         "still overflowing: every summary saved less than 20% of what it would replace; "
-        "cooling down"
+        "cooling down; then 1 tool field(s) cut to previews to fit the window"
     )
-    assert len(session.log.events) == 8  # nothing appended
+    assert len(session.log.events) == 9  # the previews alone
+
+    # the next check, by a keeper made anew on the same memory, finds it within the window
+    again = WindowKeeper(session.view, session.memory).keep_in_window("after_tool", summarizer)
+    assert (again.note, len(summarizer.calls)) == ("within the window", 1)
+
+
+def test_a_check_that_cannot_shrink_a_huge_answer_rests_until_the_context_grows() -> None:
+    log = three_reads((1, 1, 1))
+    log.text("assistant", "a long answer", 1200, "a4")  # no preview shrinks an answer
+    session = InMemorySession(log)
+    summarizer = StubSummarizer("word " * 20)
+
+    first = session.keeper.keep_in_window("before_llm_call", summarizer)
+    assert (first.previewed, first.over_window, first.beyond_window) == (None, True, False)
+    assert len(summarizer.calls) == 1
 
     # the next check, by a keeper made anew on the same memory, rests: nothing has grown
     again = WindowKeeper(session.view, session.memory).keep_in_window("after_tool", summarizer)
@@ -295,3 +327,22 @@ def test_a_manual_prune_is_a_plan_a_dry_run_does_not_append() -> None:
     assert isinstance(payload, OutputsPruned)
     assert (payload.part_ids, payload.reason) == (("t1.r", "t2.r"), "by hand")
     assert session.fold.tokens == 925 - 582
+
+
+def test_a_fit_after_a_reported_usage_gets_under_the_window_as_the_next_measure_counts() -> None:
+    """The provider's figure said 15 tokens over; a preview resets it, and the context is then
+    measured by the stored counts plus the safety margin (100 here): the cut is sized for that."""
+    log = Log(output_reserve=0)
+    log.text("user", "read a.py", 10, "u1")
+    call = ToolCallPart.from_input(id="a1.c", call_id="c1", name="read", input={}, tokens=5)
+    log.message(Message(id="a1", role="assistant", parts=(call,), usage=Usage(input=15)))
+    text = " ".join(f"w{k}" for k in range(1000))
+    log.result("c1", text, 1000, "t1")
+    session = InMemorySession(log, CompressionConfig(safety_margin_ratio=0.1))
+
+    check = session.keeper.keep_in_window("after_tool")
+
+    assert (check.before.source, check.before.tokens) == ("usage", 1015)
+    assert check.previewed is not None
+    assert (check.after.source, check.after.usable) == ("stored", 1000)
+    assert check.after.tokens <= 1000 and not check.over_window

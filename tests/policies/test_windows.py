@@ -31,17 +31,17 @@ NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
-    ("window", "protect", "minimum", "keep", "user"),
+    ("window", "protect", "minimum", "keep", "user", "output"),
     [
-        (8_192, 1_024, 409, 614, 1_024),
-        (32_768, 7_168, 2_867, 4_300, 7_168),
-        (65_536, 15_360, 6_144, 9_216, 8_000),
-        (128_000, 30_976, 12_390, 18_585, 8_000),
-        (200_000, 40_000, 19_590, 20_000, 8_000),
+        (8_192, 1_024, 409, 614, 1_024, 409),
+        (32_768, 7_168, 2_867, 4_300, 7_168, 2_867),
+        (65_536, 15_360, 6_144, 9_216, 8_000, 6_144),
+        (128_000, 30_976, 12_390, 18_585, 8_000, 12_390),
+        (200_000, 40_000, 19_590, 20_000, 8_000, 19_590),
     ],
 )
 def test_budgets_scale_with_the_usable_window_up_to_the_old_values(
-    window: int, protect: int, minimum: int, keep: int, user: int
+    window: int, protect: int, minimum: int, keep: int, user: int, output: int
 ) -> None:
     budgets = CompressionConfig().budgets(window - 4_096)
     assert (
@@ -49,7 +49,8 @@ def test_budgets_scale_with_the_usable_window_up_to_the_old_values(
         budgets.minimum_prune,
         budgets.keep_recent_tokens,
         budgets.max_user_message_tokens,
-    ) == (protect, minimum, keep, user)
+        budgets.output_tokens,
+    ) == (protect, minimum, keep, user, output)
 
 
 def test_without_a_window_the_absolute_budgets_apply() -> None:
@@ -59,6 +60,7 @@ def test_without_a_window_the_absolute_budgets_apply() -> None:
         20_000,
         20_000,
     )
+    assert budgets.output_tokens is None  # the line and byte limits alone
 
 
 def test_a_config_stored_by_an_older_version_still_parses() -> None:
@@ -82,6 +84,7 @@ def test_a_config_stored_by_an_older_version_still_parses() -> None:
     }
     config = CompressionConfig.model_validate(old)
     assert (config.protect_turns, config.keep_tool_results, config.protect_ratio) == (2, 5, 0.25)
+    assert config.output_ratio == 0.1
 
 
 def long_turn_log(outputs: int, tokens: int = 100) -> Log:
@@ -270,4 +273,48 @@ def test_a_short_user_message_is_stored_exactly_as_before() -> None:
     s = store.create_session(model="m", context_window=32_768)
     part = s.append_user("hello").parts[0]
     assert "truncation" not in part.model_dump(mode="json")
+    store.close()
+
+
+def test_a_30_kb_read_at_32k_is_shown_within_its_share_of_the_window_and_restorable() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="m", context_window=32_768)
+    source = "".join(
+        f"def handle_{n}(request):\n    return parse(request.body[{n}:])\n" for n in range(490)
+    )
+    assert 29_000 < len(source) < 31_000 and len(CL100K.encode(source)) > 2_867
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="read", input={"path": "h.py"})])
+    part = s.append_tool_result("c1", output=source).parts[0]
+    assert isinstance(part, ToolResultPart) and part.truncation is not None
+    assert part.output == source  # the original, in full, in the event
+    shown = part.truncation.shown
+    assert part.tokens == len(CL100K.encode(shown)) <= 2_867  # a tenth of 28,672
+    assert part.truncation.max_lines == 2_000 and part.truncation.max_bytes < 51_200
+    assert source.startswith(shown.rsplit("\n", 1)[0])
+    assert shown.endswith(f"is kept: restore with part id {part.id}]")
+    s.restore([part.id])
+    [restored] = [p for m in s.context().messages for p in m.parts if p.id == part.id]
+    assert isinstance(restored, LiveToolResult) and restored.output == source
+    store.close()
+
+
+def test_an_output_is_held_to_the_byte_limit_alone_when_the_window_is_unknown() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="m")
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="read", input={"path": "h.py"})])
+    source = "x = a + b + c\n" * 1_900  # 26,600 bytes, 1,900 lines: under both limits
+    part = s.append_tool_result("c1", output=source).parts[0]
+    assert isinstance(part, ToolResultPart) and part.truncation is None
+    assert part.tokens == len(CL100K.encode(source))
+    store.close()
+
+
+def test_a_tool_of_its_own_limits_is_held_to_the_tighter_of_them_and_its_share() -> None:
+    store = SessionStore("sqlite://")
+    s = store.create_session(model="m", context_window=128_000)
+    s.configure(tools={"grep": {"max_lines": 10}})
+    s.append_assistant(tool_calls=[ToolCall(id="c1", name="grep", input={"q": "x"})])
+    part = s.append_tool_result("c1", output="match\n" * 100).parts[0]
+    assert isinstance(part, ToolResultPart) and part.truncation is not None
+    assert part.truncation.omitted_lines == 90  # the lines, well under 12,390 tokens
     store.close()

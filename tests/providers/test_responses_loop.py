@@ -126,7 +126,9 @@ schema = {"type": "object", "properties": {"path": {"type": "string"}}, "require
 tools = [{"type": "function", "name": "read", "description": "Read a file.", "parameters": schema}]
 
 while True:
-    s.before_llm_call()  # prunes, then compacts, if the context would overflow
+    check = s.before_llm_call()  # prunes, compacts, then cuts results to previews, to fit
+    if check.over_window:  # only when the system prompt, pins and request alone do not fit
+        raise SystemExit(check.note)
     response = client.responses.create(
         model="gpt-5.2",
         input=s.context().to_responses(),  # reasoning, calls and outputs, as the API wants them

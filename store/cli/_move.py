@@ -1,0 +1,194 @@
+"""`sessionstore export, import`: moving sessions between stores and from other agents."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NamedTuple, cast
+
+import click
+from rich.progress import Progress
+
+from sessionstore.cli._app import (
+    Cli,
+    json_option,
+    n_sessions,
+    pass_cli,
+)
+from sessionstore.cli._files import check_target, write_lines
+from sessionstore.importers import FORMATS, ImportedSession, ImportResult
+from sessionstore.session import ImportFormat
+
+
+@click.command("export")
+@click.argument("session_id", metavar="ID")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File.")
+@pass_cli
+def export_session(app: Cli, session_id: str, output: Path | None) -> None:
+    """Write the session's events as JSONL (one envelope per line, hashes included), then the
+    bodies they reference (one per line)."""
+    session_id = app.find(session_id)
+    if output is not None:
+        check_target(output)
+    lines = app.reader.export_session(session_id)
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        return
+    count = write_lines(output, lines)
+    events = app.reader.version(session_id)
+    bodies = f" and {count - events:,} bodies" if count > events else ""
+    click.echo(f"wrote {events} events{bodies} of {session_id} to {output}", err=True)
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(allow_dash=True, path_type=Path))
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["sessionstore", "openai", *FORMATS]),
+    help="The files' format (default: recognised from each file's first line).",
+)
+@click.option("--strict", is_flag=True, help="Refuse a file with a malformed line.")
+@click.option("--id", "session_id", help="Id for the new session (one file, not an export).")
+@click.option("--title", help="Title for the new session.")
+@click.option(
+    "--window",
+    type=click.IntRange(min=1),
+    help="Context window of the new session, in tokens.",
+)
+@json_option
+@pass_cli
+def import_session(
+    app: Cli,
+    path: Path,
+    form: str | None,
+    strict: bool,
+    session_id: str | None,
+    title: str | None,
+    window: int | None,
+    as_json: bool,
+) -> None:
+    """Import PATH: a file, or every transcript under a folder (~/.claude/projects,
+    ~/.codex/sessions, ~/.pi/agent/sessions, ~/.local/share/opencode/storage, ~/.gemini/tmp),
+    or - for stdin. Importing a file again adds nothing; a transcript that grew adds its new
+    entries to the same session. Malformed lines are skipped and reported (--strict refuses
+    the file). The report has one line per session."""
+    if str(path) == "-":
+        text = sys.stdin.read()
+        session = app.store.import_session(
+            text,
+            format=cast(ImportFormat, form or "sessionstore"),
+            session_id=session_id,
+            title=title,
+            context_window=window,
+        )
+        result = ImportResult(
+            (ImportedSession(session.id, form or "sessionstore", "-", True, session.version),)
+        )
+    else:
+        if not path.exists():
+            raise click.ClickException(f"no file {path}")
+        if title is None and form == "openai":
+            title = f"imported from {path.name}"
+        with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+            task = progress.add_task("importing", total=None)
+            result = app.store.import_session(
+                path,
+                format=cast(ImportFormat | None, form),
+                session_id=session_id,
+                title=title,
+                context_window=window,
+                strict=strict,
+                progress=lambda done, total, _: progress.update(task, completed=done, total=total),
+            )
+        if not result.sessions and not result.skipped and not as_json:
+            where = "under" if path.is_dir() else "in"
+            formats = ", ".join(["sessionstore", "openai", *FORMATS])
+            click.echo(
+                f"nothing to import: no transcript or export found {where} {path} "
+                f"(formats: {formats})",
+                err=True,
+            )
+            return
+    _report_import(app, result, as_json)
+
+
+class _Figures(NamedTuple):
+    """What the import report says of a session's live context."""
+
+    seq: int
+    messages: int
+    tokens: int
+
+
+def _figures(app: Cli, imported: ImportedSession) -> _Figures:
+    """A session's figures as the import found them (its reader followed the live context:
+    no fold of a session of any length), else from its live context (an export, a message
+    list: text read whole), one session at a time."""
+    events, messages, tokens = imported.events, imported.live_messages, imported.live_tokens
+    if events is not None and messages is not None and tokens is not None:
+        return _Figures(events, messages, tokens)
+    context = app.store.session(imported.session_id).context()
+    return _Figures(context.seq, len(context.messages), context.tokens)
+
+
+def _report_import(app: Cli, result: ImportResult, as_json: bool) -> None:
+    # one row per session, however many of the files were of it (a transcript copied as it
+    # grew): what they wrote to it together, and the session as the import left it
+    rows = [(imported, _figures(app, imported)) for imported in result.per_session]
+    if as_json:
+        app.json(
+            {
+                "sessions": [
+                    {
+                        "id": imported.session_id,
+                        "format": imported.format,
+                        "source": imported.source_id,
+                        "created": imported.created,
+                        "events_written": imported.events_written,
+                        "events": live.seq,
+                        "tokens": live.tokens,
+                    }
+                    for imported, live in rows
+                ],
+                "events_written": result.events_written,
+                "skipped": [
+                    {"file": skip.file, "line": skip.line, "reason": skip.reason}
+                    for skip in result.skipped
+                ],
+            }
+        )
+        return
+    for imported, live in rows:
+        if imported.created:
+            verb = "imported"
+        elif imported.events_written:
+            verb = f"added {imported.events_written} events to"
+        else:
+            click.echo(f"{imported.session_id}: nothing new")
+            continue
+        click.echo(
+            f"{verb} {imported.session_id}: {live.seq} events, "
+            f"{live.messages} live messages, {live.tokens:,} tokens"
+        )
+    for skip in result.skipped[:_SHOWN_SKIPS]:
+        click.echo(f"skipped {skip}", err=True)
+    if len(result.skipped) > _SHOWN_SKIPS:
+        click.echo(f"... and {len(result.skipped) - _SHOWN_SKIPS} more skipped", err=True)
+    if len(rows) > 1 or result.skipped:
+        created = len(result.created)
+        click.echo(
+            f"{n_sessions(len(rows))} ({created} new), {result.events_written:,} events written, "
+            f"{len(result.skipped)} skipped",
+            err=True,
+        )
+
+
+_SHOWN_SKIPS = 20
+
+
+COMMANDS: dict[str, click.Command] = {
+    "export": export_session,
+    "import": import_session,
+}

@@ -1,0 +1,71 @@
+"""A command loads what it needs and no more, so the command line starts at once: `--version`
+loads click alone; `ls` loads the store's read path, never Alembic, the async face or the
+integrations. Which modules are loaded is checked, not how long it took (speed is
+measured in `bench/`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionstore import SessionStore
+from tests.builders import conversation
+from tests.cli.test_cli_process import BASE_ENV
+
+LOADED = """
+import json, sys
+from sessionstore.cli import main
+code = main(sys.argv[1:])
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_by(*args: str, cwd: Path) -> set[str]:
+    """The modules a run of `sessionstore ARGS` had loaded when it returned."""
+    result = subprocess.run(
+        [sys.executable, "-c", LOADED, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=BASE_ENV,
+    )
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stderr.splitlines()[-1]))
+
+
+def roots(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+def test_version_loads_click_and_none_of_the_store(tmp_path: Path) -> None:
+    loaded = loaded_by("--version", cwd=tmp_path)
+    assert {"sqlalchemy", "pydantic", "rich", "tiktoken", "alembic"}.isdisjoint(roots(loaded))
+    assert {m for m in loaded if m.startswith("sessionstore")} == {
+        "sessionstore",
+        "sessionstore.cli",
+        "sessionstore.cli._app",
+        "sessionstore.cli._main",
+        "sessionstore.cli._tree",
+    }
+
+
+@pytest.mark.parametrize("command", [["ls"], ["ls", "--json"], ["show", "s1"], ["verify", "s1"]])
+def test_a_reading_command_loads_no_migrations_async_face_or_integrations(
+    command: list[str], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'start.db'}"
+    with SessionStore(url) as store:
+        store.append("s1", conversation(turns=2), expected_version=0)
+    loaded = loaded_by("--db", url, *command, cwd=tmp_path)
+    assert "alembic" not in roots(loaded)
+    faces = {
+        m
+        for m in loaded
+        if m.split(".")[:2] in (["sessionstore", "aio"], ["sessionstore", "integrations"])
+    }
+    assert faces == set()
