@@ -19,7 +19,7 @@ All of it is appended in one transaction with the response, or nothing is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessionstore.events import (
@@ -31,7 +31,7 @@ from sessionstore.events import (
     ReasoningPart,
     ToolResultPart,
 )
-from sessionstore.projections import ContextFold, LiveToolResult, stored_tokens
+from sessionstore.projections import ContextFold, LiveMessage, LiveToolResult, stored_tokens
 from sessionstore.providers import cleared_parts, split_at_compaction
 
 
@@ -91,7 +91,7 @@ def response_events(
     return events, split.rest or split.summary
 
 
-def _freed(live: tuple[Any, ...], part_ids: set[str], placeholder_tokens: int) -> int:
+def _freed(live: Sequence[LiveMessage], part_ids: set[str], placeholder_tokens: int) -> int:
     """Tokens the parts named stop taking: a tool result's shown output less its placeholder,
     a reasoning part's whole count (it leaves with no placeholder)."""
     freed = 0

@@ -157,6 +157,11 @@ def test_the_providers_figure_replaces_our_count_of_what_it_dropped(store: Sessi
         {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA+/x=="},
         response["output"][1],  # type: ignore[index]
     ]
+    # restore_pruned shows originals of pruned outputs, not what a compaction replaced
+    assert s.context(restore_pruned=True).to_responses() == s.context().to_responses()
+    (row,) = [r for r in s.timeline() if r.seq == seq]
+    assert (row.type, len(row.removed), len(row.added)) == ("ContextCompacted", 1, 1)
+    assert "(provider, openai.re" in row.summary
     # replay before it shows the turns it replaced; the log keeps them
     before = s.context(at=seq - 1)
     assert [m.role for m in before.messages] == ["system", "user", "assistant"]
