@@ -1,29 +1,42 @@
-"""A pytest plugin that runs the OpenAI Agents SDK's own session tests on `AgentsSession`.
+"""A pytest plugin that runs the OpenAI Agents SDK's own session tests on `AgentsSession` and
+`AdvancedAgentsSession`, on SQLite or PostgreSQL.
 
 Run from an unpacked `openai-agents` sdist (`pip download --no-deps --no-binary :all:
 openai-agents==<version>`), with this repository on `PYTHONPATH`:
 
-    python -m pytest -p tests.integrations.agents_sdk_suite <the files in SESSION_TESTS>
+    SESSIONSTORE_SUITE_BACKEND=postgresql python -m pytest -p agents_sdk_suite <SESSION_TESTS>
 
 The one thing it changes is how those tests build a session: in each of their modules the
-names `SQLiteSession` and `SQLAlchemySession` stand for sessions of this adapter over a
-sessionstore database (one per database the test names: a file path, a URL, an engine), so
-every test body, assertion and helper runs as the SDK wrote it. `tests/integrations/
-test_openai_agents_sdk_suite.py` runs it and checks that what fails is what
-`docs/frameworks/openai-agents.md` lists as not applicable.
+names `SQLiteSession` and `SQLAlchemySession` stand for sessions of `AgentsSession`, and
+`AdvancedSQLiteSession` (replaced where the test module imports it from, so that the module's
+own subclasses of it are ours too) for `AdvancedAgentsSession`, over a sessionstore database:
+one per database the test names (a file path, a URL, an engine), so two sessions of one
+database see each other. Every test body, assertion and helper runs as the SDK wrote it.
+
+`SESSIONSTORE_SUITE_BACKEND` says where those databases are: `sqlite` (the default; a file
+each) or `postgresql` (a fresh schema each at `SESSIONSTORE_TEST_POSTGRES_URL`, made and
+dropped as `tests/conftest.py` makes them). Every store a test opened is closed, and its
+schema dropped, when the test ends. `tests/integrations/test_openai_agents_sdk_suite.py` runs
+it on both and checks that what fails is what `docs/frameworks/openai-agents.md` lists as not
+applicable.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sessionstore import SessionStore
-from sessionstore.integrations.openai_agents import AgentsSession
+from sessionstore.integrations.openai_agents import AdvancedAgentsSession, AgentsSession
 
 SESSION_TESTS = (
     "tests/memory/test_session.py",
@@ -34,9 +47,50 @@ SESSION_TESTS = (
 )
 """The SDK's tests of sessions: its own SQLite and SQLAlchemy sessions, the limit, and the two
 wrappers (compaction, encryption) over a session."""
+ADVANCED_TESTS = ("tests/extensions/memory/test_advanced_sqlite_session.py",)
+"""The SDK's tests of `AdvancedSQLiteSession`: branches, turns, usage."""
+
+BACKEND = os.environ.get("SESSIONSTORE_SUITE_BACKEND", "sqlite")
+
+
+def _backends() -> Any:
+    """This repository's `tests/conftest.py`, loaded by its path: the sdist has a `tests`
+    package of its own, so ours cannot be imported by name."""
+    path = Path(__file__).resolve().parents[1] / "conftest.py"
+    spec = importlib.util.spec_from_file_location("sessionstore_test_backends", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
 
 _stores: dict[str, SessionStore] = {}
+_opened: list[SessionStore] = []
+_databases = ExitStack()
 _guard = threading.Lock()
+
+
+def _new_store() -> SessionStore:
+    folder = Path(tempfile.mkdtemp(prefix="agents-sdk-"))
+    if BACKEND == "sqlite":
+        store = SessionStore(f"sqlite:///{folder / 'sessions.db'}")
+    else:
+        backends = _backends_module()
+        backend = _databases.enter_context(backends.fresh_database(BACKEND, folder))
+        backends.create_schema(backend)
+        store = SessionStore(backend.url)
+    _opened.append(store)
+    return store
+
+
+_loaded: list[Any] = []
+
+
+def _backends_module() -> Any:
+    if not _loaded:
+        _loaded.append(_backends())
+    return _loaded[0]
 
 
 def _store(key: str | None) -> SessionStore:
@@ -45,12 +99,27 @@ def _store(key: str | None) -> SessionStore:
     database, as SQLite gives each connection to `:memory:` its own."""
     with _guard:
         if key is None:
-            folder = Path(tempfile.mkdtemp(prefix="agents-sdk-"))
-            return SessionStore(f"sqlite:///{folder / 'sessions.db'}")
+            return _new_store()
         if key not in _stores:
-            folder = Path(tempfile.mkdtemp(prefix="agents-sdk-"))
-            _stores[key] = SessionStore(f"sqlite:///{folder / 'sessions.db'}")
+            _stores[key] = _new_store()
         return _stores[key]
+
+
+@pytest.fixture(autouse=True)
+def _close_the_tests_stores() -> Iterator[None]:
+    """Each test's databases are its own: closed, and their schemas dropped, when it ends."""
+    yield
+    with _guard:
+        opened = list(_opened)
+        _opened.clear()
+        _stores.clear()
+    for store in opened:
+        store.close()
+    _databases.close()
+
+
+def _key(db_path: str | Path) -> str | None:
+    return None if str(db_path) == ":memory:" else str(Path(db_path).resolve())
 
 
 def _settings(session_settings: Any) -> dict[str, Any]:
@@ -66,9 +135,8 @@ class StoreSQLiteSession(AgentsSession):
         cls, session_id: str, db_path: str | Path = ":memory:", *args: Any, **kw: Any
     ) -> Any:
         if cls is StoreSQLiteSession:
-            key = None if str(db_path) == ":memory:" else str(Path(db_path).resolve())
             settings = _settings(kw.get("session_settings"))
-            return AgentsSession(session_id, _store(key), **settings)
+            return AgentsSession(session_id, _store(_key(db_path)), **settings)
         return super().__new__(cls)
 
     def __init__(
@@ -79,8 +147,7 @@ class StoreSQLiteSession(AgentsSession):
         messages_table: str = "agent_messages",
         session_settings: Any = None,
     ) -> None:
-        key = None if str(db_path) == ":memory:" else str(Path(db_path).resolve())
-        super().__init__(session_id, _store(key), **_settings(session_settings))
+        super().__init__(session_id, _store(_key(db_path)), **_settings(session_settings))
 
 
 class StoreSQLAlchemySession(AgentsSession):
@@ -113,6 +180,33 @@ class StoreSQLAlchemySession(AgentsSession):
     ) -> AgentsSession:
         key = None if ":memory:" in url else url
         return AgentsSession(session_id, _store(key), **_settings(session_settings))
+
+
+class StoreAdvancedSQLiteSession(AdvancedAgentsSession):
+    """Built as the SDK's `AdvancedSQLiteSession` is (keyword arguments: `session_id`,
+    `db_path`, `create_tables`, `logger`, `session_settings`, table names)."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        db_path: str | Path = ":memory:",
+        create_tables: bool = False,
+        logger: Any = None,
+        session_settings: Any = None,
+        **_: Any,
+    ) -> None:
+        super().__init__(
+            session_id, _store(_key(db_path)), logger=logger, **_settings(session_settings)
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """`AdvancedSQLiteSession` is ours before the SDK's test module imports it (its module-level
+    subclasses then subclass ours)."""
+    import agents.extensions.memory as memory
+
+    setattr(memory, "AdvancedSQLiteSession", StoreAdvancedSQLiteSession)  # noqa: B010
 
 
 _PATCHED: set[str] = set()
