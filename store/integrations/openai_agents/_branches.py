@@ -150,9 +150,12 @@ class AdvancedAgentsSession(SessionABC):
             cleared = SessionCleared(cleared_message_ids=tuple(live), reason="clear_session")
             return [*([cleared] if live else []), StateChanged(values=values, removed=gone)]
 
-        state = await self._face.run_sync(self._change_state, clear)
-        with self._pointer:
-            self._branch_state = (MAIN, _generation(state))
+        def clear_and_go_to_main() -> None:
+            state = self._change_state(clear)
+            with self._pointer:  # published before the call returns, as the SDK's clear does
+                self._branch_state = (MAIN, _generation(state))
+
+        await self._face.run_sync(clear_and_go_to_main)
 
     # branches
 
