@@ -1,13 +1,4 @@
-"""sessionstore as the OpenAI Agents SDK's session: `AgentsSession(session_id, store)`.
-
-```python
-from agents import Runner, RunConfig
-from sessionstore.integrations.openai_agents import AgentsSession, context_filter
-
-session = AgentsSession("support-42", store)
-await Runner.run(agent, "hi", session=session, run_config=RunConfig(
-    call_model_input_filter=context_filter(session)))
-```
+"""`AgentsSession`: one Agents SDK session kept as one sessionstore session.
 
 Each SDK item is one message of the session, and the item itself is kept verbatim, so
 `get_items()` returns exactly what `add_items()` was given (the SDK fingerprints its items to
@@ -252,6 +243,11 @@ class AgentsSession(SessionABC):
 
     def _items(self) -> list[Any]:
         return [item_of(message) for message in self._messages()]
+
+    def _entries(self) -> list[tuple[str, Any]]:
+        """(message id, item) of each item, oldest first: what `AdvancedAgentsSession` reads
+        turns from."""
+        return [(message.id, item_of(message)) for message in self._messages()]
 
     def _messages(self) -> list[LiveMessage]:
         session = self.session
