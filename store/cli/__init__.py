@@ -7,14 +7,14 @@ the scripted agent it runs (no model, no network) live here too.
 
 from __future__ import annotations
 
+import collections.abc
 import sys
-from collections.abc import Sequence
 
 INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: collections.abc.Sequence[str] | None = None) -> int:
     """Run `sessionstore ARGV` and return its exit code. Ctrl-C at any moment, even while the
     command line is still loading, ends it with one line and `INTERRUPTED`."""
     try:
