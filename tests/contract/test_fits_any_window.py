@@ -140,3 +140,23 @@ def test_no_call_is_over_the_window_many_examples(
     plan: list[list[tuple[int, bool, int]]],
 ) -> None:
     run_loop(store, strategy, window, request, plan)
+
+
+def test_a_system_prompt_over_the_window_is_beyond_it_and_the_check_says_so(
+    store: SessionStore,
+) -> None:
+    s = store.create_session(model="m", context_window=8_192)
+    s.append_system("Follow these rules.\n" + LINES[:40_000])  # about 13,000 tokens, never cut
+    s.append_user("Run the tests.")
+    s.append_assistant("Running them.", tool_calls=[ToolCall(id="c1", name="bash", input={})])
+    s.append_tool_result("c1", output=LINES[:20_000])
+
+    check = s.after_tool_result()
+
+    assert check.beyond_window and check.over_window
+    assert check.previewed is not None  # what could be cut was, all the same
+    assert check.note.endswith(
+        "beyond the window: the system prompt, pinned messages and the newest request alone "
+        "are over it"
+    )
+    assert s.before_llm_call().beyond_window  # and says so again before the call
