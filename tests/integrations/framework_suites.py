@@ -93,9 +93,19 @@ def case_id(classname: str, name: str) -> str:
     return "::".join([module, *parts[last + 1 :], name])
 
 
+_prepared: dict[str, tuple[Path, list[str]]] = {}
+"""What `unpacked_sdist` downloaded, by distribution: once per test process."""
+
+
 def unpacked_sdist(suite: Suite, folder: Path) -> tuple[Path, list[str]]:
     """The unpacked sdist of the installed version, and the folders of the test dependencies
     (see the module's docstring); skips when neither is given nor CI can download them."""
+    if suite.distribution not in _prepared:
+        _prepared[suite.distribution] = _unpacked_sdist(suite, folder)
+    return _prepared[suite.distribution]
+
+
+def _unpacked_sdist(suite: Suite, folder: Path) -> tuple[Path, list[str]]:
     version = importlib.metadata.version(suite.distribution)
     variable = suite.distribution.upper().replace("-", "_") + "_SDIST"
     given = os.environ.get(variable)

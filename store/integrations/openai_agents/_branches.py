@@ -413,6 +413,10 @@ class AdvancedAgentsSession(SessionABC):
             raise ValueError(f"Branch '{name}' does not exist")
         return name, branch
 
+    def _current_session(self) -> AgentsSession:
+        """The current branch's `AgentsSession` (what `context_filter` works on)."""
+        return self._on_target(self._branch_state)[1]
+
     def _entries_of(self, branch_id: str | None) -> list[tuple[str, Any]]:
         state = self._state()
         branch = self._branch(branch_id or self._current_branch_id, state)
