@@ -148,14 +148,17 @@ def run_suite(suite: Suite, backend: str, folder: Path) -> Outcome:
         "SESSIONSTORE_SUITE_BACKEND": backend,
     }
     options = ["-q", "-p", "no:cacheprovider", f"--timeout={suite.timeout}"]
-    subprocess.run(
+    ran = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", suite.plugin, *suite.paths, *options,
          f"--junitxml={report}", "-o", "junit_logging=no"],
         cwd=sdist,
         env=environment,
         capture_output=True,
+        text=True,
         check=False,
     )  # fmt: skip
+    if not report.exists():  # pytest itself failed (a plugin that does not import, say)
+        pytest.fail(f"{suite.name} did not run:\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}")
     outcome = Outcome()
     for case in ElementTree.parse(report).getroot().iter("testcase"):
         test = case_id(case.get("classname", ""), case.get("name", ""))
