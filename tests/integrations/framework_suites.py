@@ -40,6 +40,7 @@ TEST_DEPENDENCIES = (
     "pytest-mock",  # langchain-core's conftest
     "blockbuster",  # langchain-core's conftest: no blocking call on the event loop
     "forbiddenfruit",  # blockbuster's
+    "syrupy",  # langchain-core's pytest options name its snapshot flags
 )
 
 
