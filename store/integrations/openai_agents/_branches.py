@@ -420,7 +420,7 @@ class AdvancedAgentsSession(SessionABC):
 
     def _entries_of(self, branch_id: str | None) -> list[tuple[str, Any]]:
         state = self._state()
-        branch = self._branch(branch_id or self._current_branch_id, state)
+        branch = self._branch(self._current_branch_id if branch_id is None else branch_id, state)
         return [] if branch is None else branch._entries()
 
     def _rows_of(self, branch_id: str | None) -> list[TurnItem]:
@@ -430,7 +430,7 @@ class AdvancedAgentsSession(SessionABC):
         self, branch_id: str | None, pattern: re.Pattern[str] | None
     ) -> list[dict[str, Any]]:
         state = self._state()
-        branch = self._branch(branch_id or self._current_branch_id, state)
+        branch = self._branch(self._current_branch_id if branch_id is None else branch_id, state)
         if branch is None:
             return []
         times = recorded_where(self._store, branch.session_id)
