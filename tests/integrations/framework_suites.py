@@ -40,6 +40,7 @@ TEST_DEPENDENCIES = (
     "pytest-mock",  # langchain-core's conftest
     "blockbuster",  # langchain-core's conftest: no blocking call on the event loop
     "forbiddenfruit",  # blockbuster's
+    "syrupy",  # langchain-core's pytest options name its snapshot flags
 )
 
 
@@ -93,9 +94,19 @@ def case_id(classname: str, name: str) -> str:
     return "::".join([module, *parts[last + 1 :], name])
 
 
+_prepared: dict[str, tuple[Path, list[str]]] = {}
+"""What `unpacked_sdist` downloaded, by distribution: once per test process."""
+
+
 def unpacked_sdist(suite: Suite, folder: Path) -> tuple[Path, list[str]]:
     """The unpacked sdist of the installed version, and the folders of the test dependencies
     (see the module's docstring); skips when neither is given nor CI can download them."""
+    if suite.distribution not in _prepared:
+        _prepared[suite.distribution] = _unpacked_sdist(suite, folder)
+    return _prepared[suite.distribution]
+
+
+def _unpacked_sdist(suite: Suite, folder: Path) -> tuple[Path, list[str]]:
     version = importlib.metadata.version(suite.distribution)
     variable = suite.distribution.upper().replace("-", "_") + "_SDIST"
     given = os.environ.get(variable)
@@ -138,14 +149,17 @@ def run_suite(suite: Suite, backend: str, folder: Path) -> Outcome:
         "SESSIONSTORE_SUITE_BACKEND": backend,
     }
     options = ["-q", "-p", "no:cacheprovider", f"--timeout={suite.timeout}"]
-    subprocess.run(
+    ran = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", suite.plugin, *suite.paths, *options,
          f"--junitxml={report}", "-o", "junit_logging=no"],
         cwd=sdist,
         env=environment,
         capture_output=True,
+        text=True,
         check=False,
     )  # fmt: skip
+    if not report.exists():  # pytest itself failed (a plugin that does not import, say)
+        pytest.fail(f"{suite.name} did not run:\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}")
     outcome = Outcome()
     for case in ElementTree.parse(report).getroot().iter("testcase"):
         test = case_id(case.get("classname", ""), case.get("name", ""))

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent
+from agents import Agent, RunConfig, Runner
 from agents.extensions.memory import AdvancedSQLiteSession
 from agents.result import RunResult
 from agents.run_context import RunContextWrapper
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from sessionstore import SessionStore
-from sessionstore.integrations.openai_agents import AdvancedAgentsSession
+from sessionstore.integrations.openai_agents import AdvancedAgentsSession, context_filter
 from sessionstore.integrations.openai_agents._turns import tool_usage, turn_items
 
 ITEMS: list[Any] = [
@@ -191,3 +191,16 @@ def test_a_turn_is_a_user_message_and_what_follows_it(items: list[Any]) -> None:
         assert row.turn == sum(1 for item in items[: n + 1] if item.get("role") == "user")
     calls = [row.turn for row in rows if row.type == "function_call"]
     assert tool_usage(rows) == [("f", calls.count(t), t) for t in sorted(set(calls))]
+
+
+def test_a_run_with_the_context_filter_stores_its_items_once_on_the_current_branch(
+    store: SessionStore,
+) -> None:
+    session = AdvancedAgentsSession("s", store)
+    asyncio.run(session.add_items(ITEMS[:4]))
+    asyncio.run(session.create_branch_from_turn(1, "again"))
+    agent = Agent(name="a", model=ScriptedModel([{"output": []}]))
+    config = RunConfig(call_model_input_filter=context_filter(session), tracing_disabled=True)
+    asyncio.run(Runner.run(agent, "Why, again?", session=session, run_config=config))
+    assert asyncio.run(session.get_items()) == [{"content": "Why, again?", "role": "user"}]
+    assert asyncio.run(session.get_items(branch_id="main")) == ITEMS[:4]

@@ -21,17 +21,15 @@ usage per turn, search over turns) on sessionstore's forks, turns and recorded s
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from agents import _debug
-from agents.logger import log_model_action_error, log_model_action_warning
+from agents.logger import log_model_action_error
 from agents.memory.session import SessionABC
 from agents.memory.session_settings import (
     SessionSettings,
@@ -45,32 +43,36 @@ from pydantic import JsonValue
 from sessionstore.aio import AsyncSessionStore
 from sessionstore.events import (
     ConcurrencyError,
-    MessageAppended,
     Payload,
     SessionCleared,
-    SessionStarted,
     StateChanged,
 )
 from sessionstore.integrations._sessions import async_face
+from sessionstore.integrations.openai_agents._register import (
+    BRANCH,
+    GENERATION,
+    MAIN,
+    USAGE,
+    branch_names,
+    fresh_name,
+    generation,
+    is_branch,
+    recorded_where,
+    stored_usage,
+    taken,
+    usage_entry,
+)
 from sessionstore.integrations.openai_agents._session import AgentsSession, item_of
 from sessionstore.integrations.openai_agents._turns import (
     TurnItem,
-    content_preview,
-    text_of,
+    sqlite_time,
     tool_usage,
     turn_anchor,
     turn_items,
+    user_turns,
 )
 from sessionstore.session import SessionStore
 
-MAIN = "main"
-BRANCH = "openai-agents.branch/"
-"""State key prefix: `BRANCH + name` is the branch's fork session id, `None` once deleted (the
-name stays taken)."""
-GENERATION = "openai-agents.generation"
-"""State key: how many times the session was cleared; a change sends instances to "main"."""
-USAGE = "openai-agents.usage/"
-"""State key prefix: `USAGE + branch + "/" + turn` is the usage `store_run_usage` stored."""
 RETRIES = 20
 """Attempts at a change of the main session's state that lost races to other writers."""
 
@@ -143,9 +145,8 @@ class AdvancedAgentsSession(SessionABC):
 
         def clear(state: dict[str, JsonValue]) -> list[Payload]:
             live = [message_id for message_id, _ in self._main._entries()]
-            generation = _generation(state) + 1
-            values: dict[str, JsonValue] = {GENERATION: generation}
-            values.update({key: None for key, fork in state.items() if _is_branch(key) and fork})
+            values: dict[str, JsonValue] = {GENERATION: generation(state) + 1}
+            values.update({key: None for key, fork in state.items() if is_branch(key) and fork})
             gone = tuple(key for key in state if key.startswith(USAGE))
             cleared = SessionCleared(cleared_message_ids=tuple(live), reason="clear_session")
             return [*([cleared] if live else []), StateChanged(values=values, removed=gone)]
@@ -153,7 +154,7 @@ class AdvancedAgentsSession(SessionABC):
         def clear_and_go_to_main() -> None:
             state = self._change_state(clear)
             with self._pointer:  # published before the call returns, as the SDK's clear does
-                self._branch_state = (MAIN, _generation(state))
+                self._branch_state = (MAIN, generation(state))
 
         await self._face.run_sync(clear_and_go_to_main)
 
@@ -205,9 +206,9 @@ class AdvancedAgentsSession(SessionABC):
             if branch is None or not branch._entries():
                 raise ValueError(f"Branch '{branch_id}' does not exist")
             with self._pointer:
-                if self._branch_state[1] not in (None, _generation(state)):
+                if self._branch_state[1] not in (None, generation(state)):
                     return False  # a clear came first: its reset to "main" wins
-                self._branch_state = (branch_id, _generation(state))
+                self._branch_state = (branch_id, generation(state))
                 return True
 
         old = self._current_branch_id
@@ -253,7 +254,7 @@ class AdvancedAgentsSession(SessionABC):
             found = []
             for name in [
                 MAIN,
-                *(key[len(BRANCH) :] for key, v in state.items() if _is_branch(key) and v),
+                *(key[len(BRANCH) :] for key, v in state.items() if is_branch(key) and v),
             ]:
                 branch = self._branch(name, state)
                 rows = turn_items(branch._entries()) if branch is not None else []
@@ -265,7 +266,7 @@ class AdvancedAgentsSession(SessionABC):
                     "message_count": len(rows),
                     "user_turns": sum(1 for r in rows if r.type == "user"),
                     "is_current": name == current,
-                    "created_at": _sqlite_time(created),
+                    "created_at": sqlite_time(created),
                 }
                 found.append((created, row))
             return [row for _, row in sorted(found, key=lambda entry: entry[0])]
@@ -330,7 +331,7 @@ class AdvancedAgentsSession(SessionABC):
 
         def total() -> dict[str, int] | None:
             state = self._state()
-            names = [branch_id] if branch_id else [MAIN, *_branch_names(state)]
+            names = [branch_id] if branch_id else [MAIN, *branch_names(state)]
             entries = [e for name in names for e in self._usage_of(name, state).values()]
             if not entries:
                 return None
@@ -370,9 +371,9 @@ class AdvancedAgentsSession(SessionABC):
         handle.refresh()
         state = handle.state()
         with self._pointer:
-            if self._branch_state[1] != _generation(state):
+            if self._branch_state[1] != generation(state):
                 branch = self._branch_state[0] if self._branch_state[1] is None else MAIN
-                self._branch_state = (branch, _generation(state))
+                self._branch_state = (branch, generation(state))
         return state
 
     def _change_state(
@@ -407,15 +408,19 @@ class AdvancedAgentsSession(SessionABC):
         """The branch a call made while `captured` was current works on: that one, unless a
         clear came since (then "main", as the SDK does)."""
         state = self._state()
-        name = captured[0] if captured[1] in (None, _generation(state)) else MAIN
+        name = captured[0] if captured[1] in (None, generation(state)) else MAIN
         branch = self._branch(name, state)
         if branch is None:
             raise ValueError(f"Branch '{name}' does not exist")
         return name, branch
 
+    def _current_session(self) -> AgentsSession:
+        """The current branch's `AgentsSession` (what `context_filter` works on)."""
+        return self._on_target(self._branch_state)[1]
+
     def _entries_of(self, branch_id: str | None) -> list[tuple[str, Any]]:
         state = self._state()
-        branch = self._branch(branch_id or self._current_branch_id, state)
+        branch = self._branch(self._current_branch_id if branch_id is None else branch_id, state)
         return [] if branch is None else branch._entries()
 
     def _rows_of(self, branch_id: str | None) -> list[TurnItem]:
@@ -425,26 +430,11 @@ class AdvancedAgentsSession(SessionABC):
         self, branch_id: str | None, pattern: re.Pattern[str] | None
     ) -> list[dict[str, Any]]:
         state = self._state()
-        branch = self._branch(branch_id or self._current_branch_id, state)
+        branch = self._branch(self._current_branch_id if branch_id is None else branch_id, state)
         if branch is None:
             return []
-        users = [row for row in turn_items(branch._entries()) if row.type == "user"]
-        times = _appended(self._store, branch.session_id)
-        turns = []
-        for row in users:
-            content = row.item.get("content", "")
-            if pattern is not None and not any(pattern.search(t) for t in text_of(content)):
-                continue
-            turns.append(
-                {
-                    "turn": row.turn,
-                    "content": content_preview(content, None if pattern else 100),
-                    "full_content": content,
-                    "timestamp": _sqlite_time(times[row.message_id][2]),
-                    "can_branch": True,
-                }
-            )
-        return turns
+        times = recorded_where(self._store, branch.session_id)
+        return user_turns(turn_items(branch._entries()), times, pattern)
 
     def _create_branch(
         self, captured: tuple[str, int | None], turn: int, wanted: str | None
@@ -456,37 +446,37 @@ class AdvancedAgentsSession(SessionABC):
             raise ValueError(f"Turn {turn} does not contain a user message in branch '{name}'")
         content = user.item.get("content", "")
         preview = content[:50] + "..." if len(content) > 50 else content
-        if wanted is not None and wanted in _taken(self._state()):
+        if wanted is not None and wanted in taken(self._state()):
             raise ValueError(f"Branch ID '{wanted}' has already been used. Choose a new branch ID.")
-        where, seq, _ = _appended(self._store, source.session_id)[user.message_id]
+        where, seq, _ = recorded_where(self._store, source.session_id)[user.message_id]
         fork = self._store.fork(where, at=seq - 1).id
         chosen: list[str] = []
 
         def register(state: dict[str, JsonValue]) -> list[Payload]:
-            taken = _taken(state)
-            if wanted is not None and wanted in taken:
+            used = taken(state)
+            if wanted is not None and wanted in used:
                 raise ValueError(
                     f"Branch ID '{wanted}' has already been used. Choose a new branch ID."
                 )
-            chosen[:] = [wanted if wanted is not None else _fresh_name(turn, taken)]
+            chosen[:] = [wanted if wanted is not None else fresh_name(turn, used)]
             return [StateChanged(values={BRANCH + chosen[0]: fork})]
 
         state = self._change_state(register)
         with self._pointer:
-            if _generation(state) == self._branch_state[1]:
-                self._branch_state = (chosen[0], _generation(state))
+            if generation(state) == self._branch_state[1]:
+                self._branch_state = (chosen[0], generation(state))
         return chosen[0], preview, name
 
     def _first_item_time(self, session_id: str, message_id: str) -> datetime:
         """When a branch's first item came onto it: when it was recorded, or, for an item the
         branch's fork inherited, when the fork was made."""
-        times = _appended(self._store, session_id)
+        times = recorded_where(self._store, session_id)
         where, _, at = times[message_id]
         return at if where == session_id else self._store.read(session_id, 1, 1)[0].recorded_at
 
     def _store_usage(self, captured: tuple[str, int | None], usage: Usage) -> None:
         state = self._state()
-        if captured[1] is not None and captured[1] != _generation(state):
+        if captured[1] is not None and captured[1] != generation(state):
             return  # a clear came first: the usage belonged to the history it cleared
         branch = self._branch(captured[0], state)
         rows = turn_items(branch._entries()) if branch is not None else []
@@ -495,100 +485,10 @@ class AdvancedAgentsSession(SessionABC):
         if anchor is None:
             self._logger.debug("Skipping usage store: no current turn on branch %r", captured[0])
             return
-        entry: dict[str, JsonValue] = {
-            "branch": captured[0],
-            "turn": turn,
-            "anchor": anchor,
-            "requests": usage.requests or 0,
-            "input_tokens": usage.input_tokens or 0,
-            "output_tokens": usage.output_tokens or 0,
-            "total_tokens": usage.total_tokens or 0,
-            "input_tokens_details": self._details(usage.input_tokens_details, "input"),
-            "output_tokens_details": self._details(usage.output_tokens_details, "output"),
-        }
+        entry = usage_entry(captured[0], turn, anchor, usage, self._logger)
         key = f"{USAGE}{captured[0]}/{turn}"
         self._change_state(lambda _: [StateChanged(values={key: entry})])
 
-    def _details(self, details: Any, which: str) -> JsonValue:
-        """Token details as the SDK stores them (the model's fields), `None` when absent."""
-        if not details:
-            return None
-        try:
-            return _json(dict(details.__dict__))
-        except (TypeError, ValueError) as exc:
-            log_model_action_warning(
-                self._logger, f"Failed to serialize {which} token details", exc
-            )
-            return None
-
     def _usage_of(self, name: str, state: dict[str, JsonValue]) -> dict[int, dict[str, Any]]:
-        """The usage stored for the branch's turns that are still the turns it was stored for."""
-        stored = [
-            value
-            for key, value in state.items()
-            if key.startswith(USAGE) and isinstance(value, dict) and value.get("branch") == name
-        ]
         branch = self._branch(name, state)
-        if not stored or branch is None:
-            return {}
-        rows = turn_items(branch._entries())
-        return {
-            int(e["turn"]): e  # type: ignore[arg-type]
-            for e in stored
-            if turn_anchor(rows, int(e["turn"])) == e["anchor"]  # type: ignore[arg-type]
-        }
-
-
-def _appended(store: SessionStore, session_id: str) -> dict[str, tuple[str, int, datetime]]:
-    """Where and when each message of a session's history was recorded: message id -> (the
-    session that recorded it, its seq there, its time), through the forks it descends from."""
-    found: dict[str, tuple[str, int, datetime]] = {}
-    at: str | None = session_id
-    upto: int | None = None
-    while at is not None:
-        events = store.read(at, 1, upto)
-        for event in events:
-            if isinstance(event.payload, MessageAppended):
-                found.setdefault(event.payload.message.id, (at, event.seq, event.recorded_at))
-        header = events[0].payload
-        assert isinstance(header, SessionStarted)
-        at, upto = header.parent_session_id, header.parent_seq
-    return found
-
-
-def _generation(state: dict[str, JsonValue]) -> int:
-    value = state.get(GENERATION, 0)
-    return value if isinstance(value, int) else 0
-
-
-def _is_branch(key: str) -> bool:
-    return key.startswith(BRANCH)
-
-
-def _branch_names(state: dict[str, JsonValue]) -> list[str]:
-    return [key[len(BRANCH) :] for key, fork in state.items() if _is_branch(key) and fork]
-
-
-def _taken(state: dict[str, JsonValue]) -> set[str]:
-    """Every branch name this session used: "main", and those of the register, deleted too."""
-    return {MAIN, *(key[len(BRANCH) :] for key in state if _is_branch(key))}
-
-
-def _fresh_name(turn: int, taken: set[str]) -> str:
-    base = f"branch_from_turn_{turn}_{int(time.time())}"
-    name, suffix = base, 1
-    while name in taken:
-        suffix += 1
-        name = f"{base}_{suffix}"
-    return name
-
-
-def _sqlite_time(moment: datetime) -> str:
-    """A time as SQLite's `CURRENT_TIMESTAMP` writes it (UTC, to the second): the SDK's
-    `created_at` and `timestamp` values."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _json(value: Any) -> JsonValue:
-    result: JsonValue = json.loads(json.dumps(value))
-    return result
+        return {} if branch is None else stored_usage(state, name, turn_items(branch._entries()))

@@ -33,7 +33,7 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 try:
     from agents.memory.session import SessionABC, _await_mutation, _CompactionSnapshot
@@ -313,17 +313,28 @@ class AgentsSession(SessionABC):
                 session.append_message(message_of(item))
 
 
-def context_filter(session: AgentsSession) -> Any:
+class Branched(Protocol):
+    """A session of several branches (`AdvancedAgentsSession`): `context_filter` works on the
+    `AgentsSession` of its current branch."""
+
+    _face: AsyncSessionStore
+
+    def _current_session(self) -> AgentsSession: ...
+
+
+def context_filter(session: AgentsSession | Branched) -> Any:
     """A `RunConfig(call_model_input_filter=...)` that hands the model the session's live
-    context: the items of the run not stored yet are added first (so a tool's 300 KB output is
-    stored whole and shown truncated), then the context is kept in its window
-    (`before_llm_call`) and rendered for the Responses API."""
+    context (the current branch's, for an `AdvancedAgentsSession`): the items of the run not
+    stored yet are added first (so a tool's 300 KB output is stored whole and shown truncated),
+    then the context is kept in its window (`before_llm_call`) and rendered for the Responses
+    API."""
 
     async def keep_in_window(data: CallModelData[Any]) -> ModelInputData:
         def managed() -> list[Any]:
-            session._add_unstored(list(data.model_data.input))
-            session.session.before_llm_call()
-            return session.session.context().to_responses()
+            target = session if isinstance(session, AgentsSession) else session._current_session()
+            target._add_unstored(list(data.model_data.input))
+            target.session.before_llm_call()
+            return target.session.context().to_responses()
 
         items = await session._face.run_sync(managed)
         return ModelInputData(input=items, instructions=data.model_data.instructions)

@@ -12,8 +12,11 @@ which is what the SDK's `branch_turn_number` and `user_turn_number` both are on 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 UNNAMED_TOOL_TYPES = frozenset(
@@ -151,3 +154,36 @@ def text_of(content: Any) -> list[str]:
     if isinstance(content, list):
         return [part.get("text", "") for part in content if isinstance(part, dict)]
     return []
+
+
+def user_turns(
+    rows: list[TurnItem],
+    recorded: Mapping[str, tuple[str, int, datetime]],
+    pattern: re.Pattern[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The user turns as `get_conversation_turns` gives them (`recorded`: where and when each
+    message was recorded); with `pattern`, those whose text it finds, as
+    `find_turns_by_content` gives them (the content uncut)."""
+    turns = []
+    for row in rows:
+        if row.type != "user":
+            continue
+        content = row.item.get("content", "")
+        if pattern is not None and not any(pattern.search(text) for text in text_of(content)):
+            continue
+        turns.append(
+            {
+                "turn": row.turn,
+                "content": content_preview(content, None if pattern else 100),
+                "full_content": content,
+                "timestamp": sqlite_time(recorded[row.message_id][2]),
+                "can_branch": True,
+            }
+        )
+    return turns
+
+
+def sqlite_time(moment: datetime) -> str:
+    """A time as SQLite's `CURRENT_TIMESTAMP` writes it (UTC, to the second): the SDK's
+    `created_at` and `timestamp` values."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
