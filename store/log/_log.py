@@ -27,7 +27,15 @@ from sessionstore.events import (
     describe_validation_error,
     one_line,
 )
-from sessionstore.log._append import Clock, Encoded, EventLike, append, encode_batch, head_seq
+from sessionstore.log._append import (
+    Clock,
+    Encoded,
+    EventLike,
+    FoldIn,
+    append,
+    encode_batch,
+    head_seq,
+)
 from sessionstore.log._bodies import decode_stored
 from sessionstore.log._redact import check_redaction
 from sessionstore.log._replay import LoadedFold, load_fold, save_snapshot, seq_at_time
@@ -87,11 +95,13 @@ class EventLog:
         events: Sequence[EventLike],
         expected_version: int | None,
         known_head: Head | None = None,
+        fold_in: FoldIn | None = None,
     ) -> list[RecordedEvent]:
         """Append `events` in one transaction after `expected_version` (`None`: whatever the
-        head is); `known_head` saves reading the head when the caller's fold knows it."""
+        head is); `known_head` saves reading the head when the caller's fold knows it, and
+        `fold_in` (that fold) counts the live tokens the `sessions` row keeps."""
         batch = self.encode(events)
-        return self.append_encoded(session_id, batch, expected_version, known_head)
+        return self.append_encoded(session_id, batch, expected_version, known_head, fold_in)
 
     def append_encoded(
         self,
@@ -99,19 +109,54 @@ class EventLog:
         batch: list[Encoded],
         expected_version: int | None,
         known_head: Head | None = None,
+        fold_in: FoldIn | None = None,
     ) -> list[RecordedEvent]:
         redactions = [
             e.event.payload for e in batch if isinstance(e.event.payload, ContentRedacted)
         ]
         for redaction in redactions:
             check_redaction(self.recorder, session_id, redaction)
+        if fold_in is None:
+            fold_in = self._fold_from_log
         recorded = append(
-            self.recorder, session_id, batch, expected_version, self._clock, known_head
+            self.recorder, session_id, batch, expected_version, self._clock, known_head, fold_in
         )
         if redactions:
             self._forget_snapshots(session_id)
             self.scrub(f"redacted bodies of {session_id}")
         return recorded
+
+    def _fold_from_log(self, events: Sequence[RecordedEvent]) -> int | None:
+        """The live tokens after `events` for a writer that holds no fold of the session (a
+        raw append): its fold at the head they follow, from the newest snapshot, with them
+        folded in; a new session's starts from its parent's history (a fork) or nothing.
+        `None` (not counted: a listing folds it) when that fold cannot be made."""
+        try:
+            first = events[0]
+            if first.seq > 1:
+                fold = load_fold(self.recorder, first.session_id, first.seq - 1).fold
+            elif isinstance(started := first.payload, SessionStarted) and (
+                started.parent_session_id is not None and started.parent_seq is not None
+            ):
+                fold = load_fold(self.recorder, started.parent_session_id, started.parent_seq).fold
+            else:
+                fold = ContextFold()
+            for event in events:
+                fold.apply(event)
+        except Exception as exc:
+            log.info("could not count the live tokens of %s: %s", events[0].session_id, exc)
+            return None
+        return fold.tokens
+
+    def recount(self, session_id: str) -> None:
+        """Count the session's live tokens at its head and keep them on its row, for a writer
+        that wrote its events itself (an import); best effort, as `_fold_from_log`."""
+        try:
+            head = self.version(session_id)
+            tokens = load_fold(self.recorder, session_id, head).fold.tokens
+            self.recorder.count_live_tokens(session_id, head, tokens)
+        except Exception as exc:
+            log.info("could not count the live tokens of %s: %s", session_id, one_line(exc))
 
     def scrub(self, deleted: str) -> None:
         """Make the bodies just `deleted` (what they were, for the log) unreadable in the
@@ -127,20 +172,19 @@ class EventLog:
     def _forget_snapshots(self, session_id: str) -> None:
         """Snapshots of the session and of its forks were folded from content a redaction
         just deleted; a replay now reads the placeholder, so they go (best effort: one left
-        behind is ignored on resume, and `verify` names it)."""
-        children: dict[str, list[str]] = {}
-        for info in self.recorder.sessions():
-            if info.parent_id is not None:
-                children.setdefault(info.parent_id, []).append(info.id)
-        lineage: list[str] = []
-        stack = [session_id]
-        while stack:
-            current = stack.pop()
-            if current not in lineage:
-                lineage.append(current)
-                stack.extend(children.get(current, ()))
+        behind is ignored on resume, and `verify` names it). The forks' live tokens were
+        counted on that content too: they are marked not counted, for the next listing to
+        count again. Only the session's own forks are read (by `ix_sessions_parent`), level
+        by level: the work follows the lineage, not the store."""
         try:
+            lineage = [session_id]
+            level = [session_id]
+            while level:
+                level = [fork for fork in self.recorder.forks_of(level) if fork not in lineage]
+                lineage.extend(level)
             self.recorder.forget_snapshots(lineage)
+            if len(lineage) > 1:
+                self.recorder.forget_live_tokens(lineage[1:])
         except Exception as exc:
             log.warning("could not delete the snapshots of %s: %s", session_id, one_line(exc))
 

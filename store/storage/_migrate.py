@@ -26,7 +26,7 @@ from sessionstore.storage._schema import metadata
 if TYPE_CHECKING:  # Alembic is imported only to migrate, never to open a current database
     from alembic.config import Config
 
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 """The newest revision in `migrations/versions`: what a current database is at. Written down so
 that opening one reads no revision file and imports no Alembic; a test checks it is the head
 Alembic finds."""

@@ -34,6 +34,7 @@ from sessionstore.storage._recorder import (
     SessionMetadata,
     StoreCounts,
     StoredEvent,
+    compactions_in,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc
 from sessionstore.storage._schema import blob_refs, blobs, events, session_tags, sessions, snapshots
@@ -113,6 +114,8 @@ MOVE_HEAD = (
         head_seq=sa.bindparam("new_seq"),
         head_hash=sa.bindparam("new_hash"),
         updated_at=sa.bindparam("new_time"),
+        live_tokens=sa.bindparam("live_tokens"),
+        compactions=sessions.c.compactions + sa.bindparam("compacted"),
     )
 )
 INSERT_SESSION = sessions.insert()
@@ -142,6 +145,19 @@ _UNREFERENCED_BODIES = (
 )
 _SESSION_ROW = sa.select(sessions).where(sessions.c.id == _SESSION)
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
+_FORKS_OF = sa.select(sessions.c.id).where(
+    sessions.c.parent_id.in_(sa.bindparam("ids", expanding=True))
+)
+COUNT_LIVE_TOKENS = (
+    sessions.update()
+    .where(sessions.c.id == _SESSION, sessions.c.head_seq == sa.bindparam("read_seq"))
+    .values(live_tokens=sa.bindparam("live_tokens"))
+)
+_FORGET_LIVE_TOKENS = (
+    sessions.update()
+    .where(sessions.c.id.in_(sa.bindparam("ids", expanding=True)))
+    .values(live_tokens=None)
+)
 SET_METADATA = (
     sessions.update()
     .where(sessions.c.id == _SESSION)
@@ -190,12 +206,23 @@ def session_info(row: Any, tags: Sequence[str] = ()) -> SessionInfo:
         app=row.app,
         user=row.user_id,
         tags=tuple(tags),
+        context_window=row.context_window,
+        live_tokens=row.live_tokens,
+        compactions=row.compactions,
     )
 
 
 def listing(where: SessionFilter) -> sa.Select[Any]:
-    """The `sessions` rows a filter selects, newest update first (ties by id: stable pages)."""
+    """The `sessions` rows a filter selects, newest update first (ties by id: stable pages),
+    read along `ix_sessions_updated`; a page after `where.after` starts past that key, so
+    pages neither repeat nor skip a session that did not move meanwhile."""
     query = _SESSIONS_NEWEST_FIRST
+    if where.after is not None:
+        moment, last_id = where.after
+        query = query.where(
+            sessions.c.updated_at <= moment,
+            sa.or_(sessions.c.updated_at < moment, sessions.c.id > last_id),
+        )
     if where.app is not None:
         query = query.where(sessions.c.app == where.app)
     if where.user is not None:
@@ -292,12 +319,13 @@ class SqlRecorder:
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
         title: str | None = None,
+        live_tokens: int | None = None,
     ) -> list[int]:
         with self._writing() as conn:
             if after is None:
-                conn.execute(INSERT_SESSION, _session_row(session_id, rows, new))
+                conn.execute(INSERT_SESSION, _session_row(session_id, rows, new, live_tokens))
             else:
-                moved = conn.execute(MOVE_HEAD, _head_move(session_id, after, rows))
+                moved = conn.execute(MOVE_HEAD, _head_move(session_id, after, rows, live_tokens))
                 if moved.rowcount != 1:
                     raise LostRace
             positions: list[int] = []
@@ -467,6 +495,24 @@ class SqlRecorder:
         with self._reading() as conn:
             return sorted(str(row[0]) for row in conn.execute(_SESSION_IDS))
 
+    def forks_of(self, session_ids: Sequence[str]) -> list[str]:
+        found: list[str] = []
+        for start in range(0, len(session_ids), PAGE):
+            with self._reading() as conn:
+                ids = {"ids": list(session_ids[start : start + PAGE])}
+                found.extend(str(i) for i in conn.execute(_FORKS_OF, ids).scalars())
+        return sorted(found)
+
+    def count_live_tokens(self, session_id: str, head_seq: int, live_tokens: int | None) -> bool:
+        values = {"session_id": session_id, "read_seq": head_seq, "live_tokens": live_tokens}
+        with self._writing() as conn:
+            return bool(conn.execute(COUNT_LIVE_TOKENS, values).rowcount == 1)
+
+    def forget_live_tokens(self, session_ids: Sequence[str]) -> None:
+        for start in range(0, len(session_ids), PAGE):
+            with self._writing() as conn:
+                conn.execute(_FORGET_LIVE_TOKENS, {"ids": list(session_ids[start : start + PAGE])})
+
     def newest_snapshot(
         self, session_id: str, projection: str, version: int, to_seq: int
     ) -> tuple[int, str] | None:
@@ -576,7 +622,7 @@ def _stored_revision(conn: sa.Connection) -> str | None:
 
 
 def _session_row(
-    session_id: str, rows: Sequence[EventRow], new: NewSession | None
+    session_id: str, rows: Sequence[EventRow], new: NewSession | None, live_tokens: int | None
 ) -> dict[str, Any]:
     assert new is not None, "a new session's first write names its sessions row"
     return {
@@ -588,16 +634,23 @@ def _session_row(
         "parent_seq": new.parent_seq,
         "created_at": rows[0].recorded_at,
         "updated_at": rows[-1].recorded_at,
+        "context_window": new.context_window,
+        "live_tokens": live_tokens,
+        "compactions": compactions_in(rows),
     }
 
 
-def _head_move(session_id: str, after: Head, rows: Sequence[EventRow]) -> dict[str, Any]:
+def _head_move(
+    session_id: str, after: Head, rows: Sequence[EventRow], live_tokens: int | None
+) -> dict[str, Any]:
     return {
         "session_id": session_id,
         "read_seq": after.seq,
         "new_seq": rows[-1].seq,
         "new_hash": rows[-1].hash,
         "new_time": rows[-1].recorded_at,
+        "live_tokens": live_tokens,
+        "compacted": compactions_in(rows),
     }
 
 

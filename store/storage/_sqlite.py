@@ -46,6 +46,7 @@ from sessionstore.storage._recorder import (
     NewSession,
     SessionMetadata,
     StoredEvent,
+    compactions_in,
 )
 from sessionstore.storage._schema import blob_refs, blobs, events
 from sessionstore.storage._sql import (
@@ -109,12 +110,16 @@ def insert_ignoring(table: sa.Table) -> sa.Insert:
 
 _HEAD = driver_sql(HEAD, ("session_id",))
 _EVENTS_BETWEEN = driver_sql(EVENTS_BETWEEN, ("session_id", "low", "high"))
-_MOVE_HEAD = driver_sql(MOVE_HEAD, ("new_seq", "new_hash", "new_time", "session_id", "read_seq"))
+_MOVE_HEAD = driver_sql(
+    MOVE_HEAD,
+    ("new_seq", "new_hash", "new_time", "live_tokens", "compacted", "session_id", "read_seq"),
+)
 _INSERT_SESSION = driver_sql(
     INSERT_SESSION,
-    ("id", "title", "head_seq", "head_hash", "parent_id", "parent_seq", "created_at", "updated_at"),
+    ("id", "title", "head_seq", "head_hash", "parent_id", "parent_seq", "created_at", "updated_at",
+     "context_window", "live_tokens", "compactions"),
     columns=True,
-)
+)  # fmt: skip
 _INSERT_EVENT = driver_sql(
     INSERT_EVENT,
     ("session_id", "seq", "event_id", "type", "schema_version", "payload", "recorded_at",
@@ -266,6 +271,7 @@ class SqliteRecorder(SqlRecorder):
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
         title: str | None = None,
+        live_tokens: int | None = None,
     ) -> list[int]:
         with self._driver("append") as driver:
             driver.execute("BEGIN IMMEDIATE")
@@ -285,11 +291,15 @@ class SqliteRecorder(SqlRecorder):
                             new.parent_seq,
                             stored_time(rows[0].recorded_at),
                             stored_time(last.recorded_at),
+                            new.context_window,
+                            live_tokens,
+                            compactions_in(rows),
                         ),
                     )
                 else:
-                    moved_to = (last.seq, last.hash, stored_time(last.recorded_at))
-                    cursor.execute(_MOVE_HEAD.text, (*moved_to, session_id, after.seq))
+                    moved_to = (last.seq, last.hash, stored_time(last.recorded_at), live_tokens)
+                    counted = (*moved_to, compactions_in(rows), session_id, after.seq)
+                    cursor.execute(_MOVE_HEAD.text, counted)
                     if cursor.rowcount != 1:
                         raise LostRace
                 positions = []
