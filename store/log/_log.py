@@ -148,15 +148,25 @@ class EventLog:
             return None
         return fold.tokens
 
-    def recount(self, session_id: str) -> None:
-        """Count the session's live tokens at its head and keep them on its row, for a writer
-        that wrote its events itself (an import); best effort, as `_fold_from_log`."""
+    def recount(self, session_id: str, head: int | None = None) -> None:
+        """Count the session's live tokens at its head (`head`, when the caller read it) and
+        keep them on its row, for a writer that wrote its events itself (an import, a schema
+        upgrade); best effort, as `_fold_from_log`. A head that moved meanwhile was counted
+        by the write that moved it."""
         try:
-            head = self.version(session_id)
+            head = self.version(session_id) if head is None else head
             tokens = load_fold(self.recorder, session_id, head).fold.tokens
             self.recorder.count_live_tokens(session_id, head, tokens)
         except Exception as exc:
             log.info("could not count the live tokens of %s: %s", session_id, one_line(exc))
+
+    def recount_uncounted(self) -> int:
+        """`recount` every session whose live tokens are not counted (a database upgraded
+        from before the counters): a fold of each, once. How many were counted."""
+        uncounted = self.recorder.uncounted_sessions()
+        for session_id, head in uncounted:
+            self.recount(session_id, head)
+        return len(uncounted)
 
     def scrub(self, deleted: str) -> None:
         """Make the bodies just `deleted` (what they were, for the log) unreadable in the

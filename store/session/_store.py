@@ -59,6 +59,7 @@ from sessionstore.storage import (
     SessionFilter,
     SessionInfo,
     SqliteSynchronous,
+    counts_missing,
     ensure_schema,
     open_recorder,
     resolve_url,
@@ -186,7 +187,7 @@ class SessionStore:
             self.url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
         )
         try:
-            ensure_schema(recorder, migrate=migrate, create=create)
+            found = ensure_schema(recorder, migrate=migrate, create=create)
             # A redaction whose process died between its commit and its scrub left the deleted
             # bytes in the files (SQLite's WAL): finish that now, if it needs no wait (and
             # not at all on a file this process may only read).
@@ -202,6 +203,9 @@ class SessionStore:
             clock=clock,
         )
         self._recorder = recorder
+        if counts_missing(found):
+            # upgraded from before the sessions row kept its live tokens: count them once
+            self._log.recount_uncounted()
 
     def __repr__(self) -> str:
         return f"SessionStore({self._recorder.shown_url!r})"

@@ -13,7 +13,13 @@ from sessionstore.storage._backends import (
     open_recorder,
     resolve_url,
 )
-from sessionstore.storage._migrate import ensure_schema, head_revision, refuse_foreign, upgrade
+from sessionstore.storage._migrate import (
+    counts_missing,
+    ensure_schema,
+    head_revision,
+    refuse_foreign,
+    upgrade,
+)
 from sessionstore.storage._postgres import MAX_PARTITIONS, PARTITIONS
 from sessionstore.storage._recorder import (
     COMPACTION,
@@ -51,6 +57,7 @@ __all__ = [
     "StoredEvent",
     "as_utc",
     "chain_link",
+    "counts_missing",
     "database_file",
     "ensure_schema",
     "head_revision",

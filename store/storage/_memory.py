@@ -453,6 +453,11 @@ class MemoryRecorder:
             row.live_tokens = live_tokens
             return True
 
+    def uncounted_sessions(self) -> list[tuple[str, int]]:
+        with self._db.lock:
+            rows = self._db.sessions.items()
+            return sorted((i, row.head_seq) for i, row in rows if row.live_tokens is None)
+
     def forget_live_tokens(self, session_ids: Sequence[str]) -> None:
         with self._db.lock:
             for session_id in session_ids:

@@ -264,6 +264,10 @@ class Recorder(Protocol):
         only if its head is still there; whether it was."""
         ...
 
+    def uncounted_sessions(self) -> list[tuple[str, int]]:
+        """(id, head seq) of every session whose live tokens are not counted, by id."""
+        ...
+
     def forget_live_tokens(self, session_ids: Sequence[str]) -> None:
         """Mark the sessions' live tokens not counted (their forks' history changed: a parent
         was redacted), for the next listing to count."""

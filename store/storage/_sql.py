@@ -153,6 +153,11 @@ COUNT_LIVE_TOKENS = (
     .where(sessions.c.id == _SESSION, sessions.c.head_seq == sa.bindparam("read_seq"))
     .values(live_tokens=sa.bindparam("live_tokens"))
 )
+_UNCOUNTED = (
+    sa.select(sessions.c.id, sessions.c.head_seq)
+    .where(sessions.c.live_tokens.is_(None))
+    .order_by(sessions.c.id)
+)
 _FORGET_LIVE_TOKENS = (
     sessions.update()
     .where(sessions.c.id.in_(sa.bindparam("ids", expanding=True)))
@@ -507,6 +512,10 @@ class SqlRecorder:
         values = {"session_id": session_id, "read_seq": head_seq, "live_tokens": live_tokens}
         with self._writing() as conn:
             return bool(conn.execute(COUNT_LIVE_TOKENS, values).rowcount == 1)
+
+    def uncounted_sessions(self) -> list[tuple[str, int]]:
+        with self._reading() as conn:
+            return [(str(i), int(seq)) for i, seq in conn.execute(_UNCOUNTED)]
 
     def forget_live_tokens(self, session_ids: Sequence[str]) -> None:
         for start in range(0, len(session_ids), PAGE):

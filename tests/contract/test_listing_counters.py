@@ -160,16 +160,29 @@ def test_a_database_at_0003_upgrades_with_its_counters_filled_in(backend: Backen
         expected = {i: fresh_counters(store, i) for i in (session_id, "raw")}
     config = alembic_config(backend.url)
     command.downgrade(config, "0003")
-    command.upgrade(config, "head")
+    command.upgrade(config, "head")  # by hand: the revisions alone
     with SessionStore(backend.url, migrate=False) as store:
         for session_id, (tokens, compactions, window) in expected.items():
             # the revision counts compactions and reads the window; live tokens are the fold's
             assert row_counters(store, session_id) == (None, compactions, window)
-            [summary] = store.summaries(session_id)
+            [summary] = store.summaries(session_id)  # folded for the listing, not written
             assert (summary.live_tokens, summary.compactions) == (tokens, compactions)
             assert store.verify(session_id).ok
+            assert store.session_info(session_id).live_tokens is None
         store.session("raw").append_user("after the upgrade")  # a write counts again
         assert_counted(store, "raw")
+
+
+def test_a_store_that_upgrades_from_0003_counts_every_session(backend: Backend) -> None:
+    if backend.name == "memory":
+        pytest.skip("not on memory: a memory database is always at the schema's head")
+    with SessionStore(backend.url) as store:
+        ids = [worked_session(store) for _ in range(3)]
+        expected = {i: fresh_counters(store, i) for i in ids}
+    command.downgrade(alembic_config(backend.url), "0003")
+    with SessionStore(backend.url) as store:  # migrates, then counts
+        assert {i: row_counters(store, i) for i in ids} == expected
+        assert all(store.verify(i).ok for i in ids)
 
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
