@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -175,6 +175,9 @@ _TAGS_OF = (
     .where(session_tags.c.session_id.in_(sa.bindparam("ids", expanding=True)))
     .order_by(session_tags.c.session_id, session_tags.c.tag)
 )
+_EVERY_TAG = sa.select(session_tags.c.session_id, session_tags.c.tag).order_by(
+    session_tags.c.session_id, session_tags.c.tag
+)
 _SESSION_IDS = sa.union(sa.select(events.c.session_id).distinct(), sa.select(sessions.c.id))
 _NEWEST_SNAPSHOT = (
     sa.select(snapshots.c.seq, sa.cast(snapshots.c.state, sa.Text))
@@ -199,21 +202,27 @@ _SNAPSHOTS = (
 
 
 def session_info(row: Any, tags: Sequence[str] = ()) -> SessionInfo:
+    """A `sessions` row (all its columns, in the table's order) as a `SessionInfo`: unpacked
+    by position, which a listing of 100,000 rows does in a third of the time names take."""
+    (
+        id_, title, head_seq, head_hash, parent_id, parent_seq, created_at, updated_at, app,
+        user_id, context_window, live_tokens, compactions,
+    ) = row  # fmt: skip
     return SessionInfo(
-        id=row.id,
-        title=row.title,
-        version=row.head_seq,
-        parent_id=row.parent_id,
-        parent_seq=row.parent_seq,
-        created_at=as_utc(row.created_at),
-        updated_at=as_utc(row.updated_at),
-        head_hash=row.head_hash,
-        app=row.app,
-        user=row.user_id,
-        tags=tuple(tags),
-        context_window=row.context_window,
-        live_tokens=row.live_tokens,
-        compactions=row.compactions,
+        id_,
+        title,
+        head_seq,
+        parent_id,
+        parent_seq,
+        created_at.replace(tzinfo=UTC) if created_at.tzinfo is None else as_utc(created_at),
+        updated_at.replace(tzinfo=UTC) if updated_at.tzinfo is None else as_utc(updated_at),
+        head_hash,
+        app,
+        user_id,
+        tuple(tags),
+        context_window,
+        live_tokens,
+        compactions,
     )
 
 
@@ -490,6 +499,12 @@ class SqlRecorder:
 
     def _tags(self, conn: sa.Connection, session_ids: list[str]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
+        if len(session_ids) > PAGE:  # a long listing: every tag in one read, not a read a page
+            wanted = set(session_ids)
+            for session_id, tag in conn.execute(_EVERY_TAG):
+                if session_id in wanted:
+                    found.setdefault(session_id, []).append(tag)
+            return found
         for start in range(0, len(session_ids), PAGE):
             ids = session_ids[start : start + PAGE]
             for session_id, tag in conn.execute(_TAGS_OF, {"ids": ids}):
