@@ -170,12 +170,12 @@ SET_METADATA = (
 )
 SET_TITLE = sessions.update().where(sessions.c.id == _SESSION).values(title=sa.bindparam("title"))
 DROP_TAGS = session_tags.delete().where(session_tags.c.session_id == _SESSION)
-_TAGS_OF = (
+TAGS_OF = (
     sa.select(session_tags.c.session_id, session_tags.c.tag)
     .where(session_tags.c.session_id.in_(sa.bindparam("ids", expanding=True)))
     .order_by(session_tags.c.session_id, session_tags.c.tag)
 )
-_EVERY_TAG = sa.select(session_tags.c.session_id, session_tags.c.tag).order_by(
+EVERY_TAG = sa.select(session_tags.c.session_id, session_tags.c.tag).order_by(
     session_tags.c.session_id, session_tags.c.tag
 )
 _SESSION_IDS = sa.union(sa.select(events.c.session_id).distinct(), sa.select(sessions.c.id))
@@ -501,13 +501,13 @@ class SqlRecorder:
         found: dict[str, list[str]] = {}
         if len(session_ids) > PAGE:  # a long listing: every tag in one read, not a read a page
             wanted = set(session_ids)
-            for session_id, tag in conn.execute(_EVERY_TAG):
+            for session_id, tag in conn.execute(EVERY_TAG):
                 if session_id in wanted:
                     found.setdefault(session_id, []).append(tag)
             return found
         for start in range(0, len(session_ids), PAGE):
             ids = session_ids[start : start + PAGE]
-            for session_id, tag in conn.execute(_TAGS_OF, {"ids": ids}):
+            for session_id, tag in conn.execute(TAGS_OF, {"ids": ids}):
                 found.setdefault(session_id, []).append(tag)
         return found
 
