@@ -8,7 +8,10 @@ recorder.
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -44,6 +47,9 @@ from sessionstore.storage import Head, Recorder
 
 log = logging.getLogger("sessionstore")
 
+RAW_FOLDS_KEPT = 8
+"""How many sessions' folds the log keeps for raw appends (`EventLog._fold_from_log`)."""
+
 MAX_SEQ = 2**31 - 1
 """The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
 
@@ -77,6 +83,10 @@ class EventLog:
         self.max_payload_bytes = max_payload_bytes
         self.snapshot_every = snapshot_every
         self._clock = clock
+        self._raw_folds: OrderedDict[str, ContextFold] = OrderedDict()
+        """The folds of the sessions raw appends wrote last, at the heads they wrote: the
+        next raw append to one folds only its own events (see `_fold_from_log`)."""
+        self._raw_folds_lock = threading.Lock()
 
     def now(self) -> datetime:
         return self._clock()
@@ -116,24 +126,39 @@ class EventLog:
         ]
         for redaction in redactions:
             check_redaction(self.recorder, session_id, redaction)
+        folded: list[ContextFold] = []
         if fold_in is None:
-            fold_in = self._fold_from_log
+            fold_in = functools.partial(self._fold_from_log, folded=folded)
         recorded = append(
             self.recorder, session_id, batch, expected_version, self._clock, known_head, fold_in
         )
+        if folded and folded[0].hash == recorded[-1].hash:  # the fold is at the stored head
+            with self._raw_folds_lock:
+                self._raw_folds[session_id] = folded[0]
+                while len(self._raw_folds) > RAW_FOLDS_KEPT:
+                    self._raw_folds.popitem(last=False)
         if redactions:
             self._forget_snapshots(session_id)
             self.scrub(f"redacted bodies of {session_id}")
         return recorded
 
-    def _fold_from_log(self, events: Sequence[RecordedEvent]) -> int | None:
+    def _fold_from_log(
+        self, events: Sequence[RecordedEvent], folded: list[ContextFold]
+    ) -> int | None:
         """The live tokens after `events` for a writer that holds no fold of the session (a
-        raw append): its fold at the head they follow, from the newest snapshot, with them
-        folded in; a new session's starts from its parent's history (a fork) or nothing.
-        `None` (not counted: a listing folds it) when that fold cannot be made."""
+        raw append): its fold at the head they follow, with them folded in (put in `folded`,
+        kept once they are stored). That fold is the one the last raw append to the session
+        left, when it is at that head (appends in a loop fold only their own events), else
+        it is loaded from the newest snapshot; a new session's starts from its parent's
+        history (a fork) or nothing. `None` (not counted: a listing folds it) when that fold
+        cannot be made."""
         try:
             first = events[0]
-            if first.seq > 1:
+            with self._raw_folds_lock:
+                kept = self._raw_folds.pop(first.session_id, None)
+            if kept is not None and kept.seq == first.seq - 1 and kept.hash == first.prev_hash:
+                fold = kept
+            elif first.seq > 1:
                 fold = load_fold(self.recorder, first.session_id, first.seq - 1).fold
             elif isinstance(started := first.payload, SessionStarted) and (
                 started.parent_session_id is not None and started.parent_seq is not None
@@ -146,6 +171,7 @@ class EventLog:
         except Exception as exc:
             log.info("could not count the live tokens of %s: %s", events[0].session_id, exc)
             return None
+        folded.append(fold)
         return fold.tokens
 
     def recount(self, session_id: str, head: int | None = None) -> None:
@@ -192,6 +218,9 @@ class EventLog:
             while level:
                 level = [fork for fork in self.recorder.forks_of(level) if fork not in lineage]
                 lineage.extend(level)
+            with self._raw_folds_lock:  # folded from what the redaction deleted
+                for each in lineage:
+                    self._raw_folds.pop(each, None)
             self.recorder.forget_snapshots(lineage)
             if len(lineage) > 1:
                 self.recorder.forget_live_tokens(lineage[1:])
