@@ -556,9 +556,16 @@ class AsyncSessionStore:
         tag: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        after: SessionInfo | None = None,
     ) -> list[SessionInfo]:
         listing = functools.partial(
-            SessionStore.sessions, app=app, user=user, tag=tag, limit=limit, offset=offset
+            SessionStore.sessions,
+            app=app,
+            user=user,
+            tag=tag,
+            limit=limit,
+            offset=offset,
+            after=after,
         )
         return await self._run(listing)
 
@@ -659,9 +666,16 @@ class AsyncSessionStore:
         tag: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        after: SessionInfo | None = None,
     ) -> list[SessionSummary]:
         listing = functools.partial(
-            SessionStore.summaries, app=app, user=user, tag=tag, limit=limit, offset=offset
+            SessionStore.summaries,
+            app=app,
+            user=user,
+            tag=tag,
+            limit=limit,
+            offset=offset,
+            after=after,
         )
         return await self._run(lambda s: listing(s, session_id))
 

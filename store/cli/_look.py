@@ -45,7 +45,7 @@ def list_sessions(
     """List sessions, most recently updated first."""
     summaries = app.reader.summaries(app=app_name, user=user, tag=tag, limit=limit, offset=offset)
     if as_json:
-        app.json([views.session_json(s) for s in summaries])
+        app.json_rows([views.session_json(s) for s in summaries])
     elif not summaries:
         click.echo("no sessions yet; `sessionstore demo` makes one")
     else:

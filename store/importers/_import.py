@@ -188,6 +188,17 @@ first: what an import holds in memory, and writes in one transaction."""
 def _write_one(
     log: EventLog, transcript: Transcript, header: Header, parent: str | None
 ) -> ImportedSession:
+    """The transcript written as its session, whose live tokens are then counted for its
+    `sessions` row (the batches were written without a fold of the session)."""
+    imported = _write_events(log, transcript, header, parent)
+    if imported.events_written:
+        log.recount(imported.session_id)
+    return imported
+
+
+def _write_events(
+    log: EventLog, transcript: Transcript, header: Header, parent: str | None
+) -> ImportedSession:
     session_id = header.session_id or session_id_for(transcript.format, transcript.source_id)
     origin: dict[str, JsonValue] = {"format": transcript.format, "source_id": transcript.source_id}
     if transcript.parent is not None:
@@ -596,6 +607,7 @@ def import_text(log: EventLog, lines: list[str], format: str, header: Header) ->
                 "an export keeps its own title, model and window: its hashes cover them"
             )
         insert_links(log.recorder, exported_id, export.links, export.bodies(), export.texts)
+        log.recount(exported_id)
         return exported_id
     encoding = header.encoding
     load_encoding(encoding)
@@ -626,6 +638,7 @@ def import_text(log: EventLog, lines: list[str], format: str, header: Header) ->
     times = times or [None] * len(payloads)  # a transcript that does not say when: now
     links = dated_links(new, batch, [times[0], *times], log.now())
     insert_links(log.recorder, new, links, (b for item in batch for b in item.bodies))
+    log.recount(new)
     return new
 
 

@@ -58,6 +58,11 @@ from sessionstore.storage import (
 
 EventLike = NewEvent | Payload | Mapping[str, Any]
 Clock = Callable[[], datetime]
+FoldIn = Callable[[Sequence[RecordedEvent]], int | None]
+"""What a writer that holds the session's fold passes to `append`: it folds the events about to
+be written into that fold and returns the live context's size after them (`None`: it could
+not), which the write keeps on the `sessions` row. Called before the write, at most once; a
+write that then fails leaves the fold ahead of the log (the caller reloads it)."""
 
 _ANY_VERSION_ATTEMPTS = 50
 """With `expected_version=None` a lost race is retried on the new head this many times."""
@@ -189,9 +194,12 @@ def append(
     expected_version: int | None,
     clock: Clock,
     known_head: Head | None = None,
+    fold_in: FoldIn | None = None,
 ) -> list[RecordedEvent]:
     """Append `batch` after the session's head, atomically; see the module docstring.
-    `known_head` is the head as the caller's fold knows it, used when it is the one expected."""
+    `known_head` is the head as the caller's fold knows it, used when it is the one expected;
+    `fold_in` counts the live tokens the `sessions` row keeps (without it they are written
+    as not counted)."""
     head = known_head if known_head is not None and expected_version == known_head.seq else None
     bodies = pack_all(body for item in batch for body in item.bodies)  # once, before any I/O
     title = redacted_title(
@@ -216,6 +224,10 @@ def append(
             event_row(session_id, link, item.payload_json)
             for link, item in zip(links, batch, strict=True)
         ]
+        # the caller's fold is at the head it expected: on a retry after another head, not
+        live_tokens = None
+        if fold_in is not None and attempt == 0:
+            live_tokens = fold_in(_recorded(session_id, links, batch, [0] * len(batch)))
         try:
             positions = recorder.write(
                 session_id,
@@ -226,6 +238,7 @@ def append(
                 forget(batch),
                 metadata_set([item.event.payload for item in batch]),
                 title=title,
+                live_tokens=live_tokens,
             )
         except LostRace:
             stored = _already_stored(recorder, session_id, batch)
@@ -239,22 +252,28 @@ def append(
             head = None
             time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))  # let the winner finish
             continue
-        return [
-            RecordedEvent(
-                position=position,
-                session_id=session_id,
-                seq=link.seq,
-                event_id=link.event_id,
-                type=link.type,
-                schema_version=link.schema_version,
-                recorded_at=link.recorded_at,
-                prev_hash=link.prev_hash,
-                hash=link.hash,
-                payload=item.event.payload,
-            )
-            for link, item, position in zip(links, batch, positions, strict=True)
-        ]
+        return _recorded(session_id, links, batch, positions)
     raise ConcurrencyError(session_id, -1, -1)  # pragma: no cover - needs 50 lost races in a row
+
+
+def _recorded(
+    session_id: str, links: Sequence[ChainLink], batch: Sequence[Encoded], positions: list[int]
+) -> list[RecordedEvent]:
+    return [
+        RecordedEvent(
+            position=position,
+            session_id=session_id,
+            seq=link.seq,
+            event_id=link.event_id,
+            type=link.type,
+            schema_version=link.schema_version,
+            recorded_at=link.recorded_at,
+            prev_hash=link.prev_hash,
+            hash=link.hash,
+            payload=item.event.payload,
+        )
+        for link, item, position in zip(links, batch, positions, strict=True)
+    ]
 
 
 def forget(batch: Sequence[Encoded]) -> list[str]:
@@ -359,7 +378,7 @@ def _session_start(
     problem = fork_point_problem(recorder, first)
     if problem is not None:
         raise InvalidEvent(problem)
-    return NewSession(first.title, first.parent_session_id, first.parent_seq)
+    return NewSession(first.title, first.parent_session_id, first.parent_seq, first.context_window)
 
 
 def fork_point_problem(recorder: Recorder, started: SessionStarted) -> str | None:

@@ -8,7 +8,10 @@ recorder.
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -27,7 +30,15 @@ from sessionstore.events import (
     describe_validation_error,
     one_line,
 )
-from sessionstore.log._append import Clock, Encoded, EventLike, append, encode_batch, head_seq
+from sessionstore.log._append import (
+    Clock,
+    Encoded,
+    EventLike,
+    FoldIn,
+    append,
+    encode_batch,
+    head_seq,
+)
 from sessionstore.log._bodies import decode_stored
 from sessionstore.log._redact import check_redaction
 from sessionstore.log._replay import LoadedFold, load_fold, save_snapshot, seq_at_time
@@ -35,6 +46,9 @@ from sessionstore.projections import ContextFold
 from sessionstore.storage import Head, Recorder
 
 log = logging.getLogger("sessionstore")
+
+RAW_FOLDS_KEPT = 8
+"""How many sessions' folds the log keeps for raw appends (`EventLog._fold_from_log`)."""
 
 MAX_SEQ = 2**31 - 1
 """The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
@@ -69,6 +83,10 @@ class EventLog:
         self.max_payload_bytes = max_payload_bytes
         self.snapshot_every = snapshot_every
         self._clock = clock
+        self._raw_folds: OrderedDict[str, ContextFold] = OrderedDict()
+        """The folds of the sessions raw appends wrote last, at the heads they wrote: the
+        next raw append to one folds only its own events (see `_fold_from_log`)."""
+        self._raw_folds_lock = threading.Lock()
 
     def now(self) -> datetime:
         return self._clock()
@@ -87,11 +105,13 @@ class EventLog:
         events: Sequence[EventLike],
         expected_version: int | None,
         known_head: Head | None = None,
+        fold_in: FoldIn | None = None,
     ) -> list[RecordedEvent]:
         """Append `events` in one transaction after `expected_version` (`None`: whatever the
-        head is); `known_head` saves reading the head when the caller's fold knows it."""
+        head is); `known_head` saves reading the head when the caller's fold knows it, and
+        `fold_in` (that fold) counts the live tokens the `sessions` row keeps."""
         batch = self.encode(events)
-        return self.append_encoded(session_id, batch, expected_version, known_head)
+        return self.append_encoded(session_id, batch, expected_version, known_head, fold_in)
 
     def append_encoded(
         self,
@@ -99,19 +119,80 @@ class EventLog:
         batch: list[Encoded],
         expected_version: int | None,
         known_head: Head | None = None,
+        fold_in: FoldIn | None = None,
     ) -> list[RecordedEvent]:
         redactions = [
             e.event.payload for e in batch if isinstance(e.event.payload, ContentRedacted)
         ]
         for redaction in redactions:
             check_redaction(self.recorder, session_id, redaction)
+        folded: list[ContextFold] = []
+        if fold_in is None:
+            fold_in = functools.partial(self._fold_from_log, folded=folded)
         recorded = append(
-            self.recorder, session_id, batch, expected_version, self._clock, known_head
+            self.recorder, session_id, batch, expected_version, self._clock, known_head, fold_in
         )
+        if folded and folded[0].hash == recorded[-1].hash:  # the fold is at the stored head
+            with self._raw_folds_lock:
+                self._raw_folds[session_id] = folded[0]
+                while len(self._raw_folds) > RAW_FOLDS_KEPT:
+                    self._raw_folds.popitem(last=False)
         if redactions:
             self._forget_snapshots(session_id)
             self.scrub(f"redacted bodies of {session_id}")
         return recorded
+
+    def _fold_from_log(
+        self, events: Sequence[RecordedEvent], folded: list[ContextFold]
+    ) -> int | None:
+        """The live tokens after `events` for a writer that holds no fold of the session (a
+        raw append): its fold at the head they follow, with them folded in (put in `folded`,
+        kept once they are stored). That fold is the one the last raw append to the session
+        left, when it is at that head (appends in a loop fold only their own events), else
+        it is loaded from the newest snapshot; a new session's starts from its parent's
+        history (a fork) or nothing. `None` (not counted: a listing folds it) when that fold
+        cannot be made."""
+        try:
+            first = events[0]
+            with self._raw_folds_lock:
+                kept = self._raw_folds.pop(first.session_id, None)
+            if kept is not None and kept.seq == first.seq - 1 and kept.hash == first.prev_hash:
+                fold = kept
+            elif first.seq > 1:
+                fold = load_fold(self.recorder, first.session_id, first.seq - 1).fold
+            elif isinstance(started := first.payload, SessionStarted) and (
+                started.parent_session_id is not None and started.parent_seq is not None
+            ):
+                fold = load_fold(self.recorder, started.parent_session_id, started.parent_seq).fold
+            else:
+                fold = ContextFold()
+            for event in events:
+                fold.apply(event)
+        except Exception as exc:
+            log.info("could not count the live tokens of %s: %s", events[0].session_id, exc)
+            return None
+        folded.append(fold)
+        return fold.tokens
+
+    def recount(self, session_id: str, head: int | None = None) -> None:
+        """Count the session's live tokens at its head (`head`, when the caller read it) and
+        keep them on its row, for a writer that wrote its events itself (an import, a schema
+        upgrade); best effort, as `_fold_from_log`. A head that moved meanwhile was counted
+        by the write that moved it."""
+        try:
+            head = self.version(session_id) if head is None else head
+            tokens = load_fold(self.recorder, session_id, head).fold.tokens
+            self.recorder.count_live_tokens(session_id, head, tokens)
+        except Exception as exc:
+            log.info("could not count the live tokens of %s: %s", session_id, one_line(exc))
+
+    def recount_uncounted(self) -> int:
+        """`recount` every session whose live tokens are not counted (a database upgraded
+        from before the counters): a fold of each, once. How many were counted."""
+        uncounted = self.recorder.uncounted_sessions()
+        for session_id, head in uncounted:
+            self.recount(session_id, head)
+        return len(uncounted)
 
     def scrub(self, deleted: str) -> None:
         """Make the bodies just `deleted` (what they were, for the log) unreadable in the
@@ -127,20 +208,22 @@ class EventLog:
     def _forget_snapshots(self, session_id: str) -> None:
         """Snapshots of the session and of its forks were folded from content a redaction
         just deleted; a replay now reads the placeholder, so they go (best effort: one left
-        behind is ignored on resume, and `verify` names it)."""
-        children: dict[str, list[str]] = {}
-        for info in self.recorder.sessions():
-            if info.parent_id is not None:
-                children.setdefault(info.parent_id, []).append(info.id)
-        lineage: list[str] = []
-        stack = [session_id]
-        while stack:
-            current = stack.pop()
-            if current not in lineage:
-                lineage.append(current)
-                stack.extend(children.get(current, ()))
+        behind is ignored on resume, and `verify` names it). The forks' live tokens were
+        counted on that content too: they are marked not counted, for the next listing to
+        count again. Only the session's own forks are read (by `ix_sessions_parent`), level
+        by level: the work follows the lineage, not the store."""
         try:
+            lineage = [session_id]
+            level = [session_id]
+            while level:
+                level = [fork for fork in self.recorder.forks_of(level) if fork not in lineage]
+                lineage.extend(level)
+            with self._raw_folds_lock:  # folded from what the redaction deleted
+                for each in lineage:
+                    self._raw_folds.pop(each, None)
             self.recorder.forget_snapshots(lineage)
+            if len(lineage) > 1:
+                self.recorder.forget_live_tokens(lineage[1:])
         except Exception as exc:
             log.warning("could not delete the snapshots of %s: %s", session_id, one_line(exc))
 

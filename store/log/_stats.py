@@ -1,5 +1,5 @@
 """Figures about a whole store and its sessions, for `sessionstore ls` and `stats`: counted in
-SQL where they can be, folded from snapshots where they need the live context."""
+SQL where they can be; a listing reads the counters each session's row keeps."""
 
 from __future__ import annotations
 
@@ -68,12 +68,18 @@ def store_stats(recorder: Recorder) -> StoreStats:
 
 
 def session_summaries(recorder: Recorder, infos: list[SessionInfo]) -> list[SessionSummary]:
-    """Each session's live size comes from its newest snapshot plus the events after it."""
-    only = infos[0].id if len(infos) == 1 else None
-    counts = recorder.count_of_type("ContextCompacted", only)
-    summaries = []
-    for info in infos:
-        fold = load_fold(recorder, info.id, info.version).fold
-        window = fold.header.context_window if fold.header is not None else None
-        summaries.append(SessionSummary(info, fold.tokens, window, counts.get(info.id, 0)))
-    return summaries
+    """Each session's line from its `sessions` row, which keeps the counters a listing shows.
+    A session whose live tokens are not counted (written by a version before the counters,
+    or by a writer whose fold failed) is folded from its newest snapshot, as every session
+    once was; nothing is written (a listing leaves the database as it found it)."""
+    return [
+        SessionSummary(
+            info,
+            info.live_tokens
+            if info.live_tokens is not None
+            else load_fold(recorder, info.id, info.version).fold.tokens,
+            info.context_window,
+            info.compactions,
+        )
+        for info in infos
+    ]

@@ -274,7 +274,9 @@ def insert_links(
         raise SessionExists(session_id)
     _check_parent(recorder, started)
     rows = [event_row(session_id, link, canonical_json(link.payload)) for link in links]
-    new = NewSession(started.title, started.parent_session_id, started.parent_seq)
+    new = NewSession(
+        started.title, started.parent_session_id, started.parent_seq, started.context_window
+    )
     metadata = metadata_set(headers)
     try:
         recorder.write(session_id, None, rows, new, pack_all(bodies), metadata=metadata)

@@ -4,8 +4,10 @@ The chain (`events.verify_chain`) proves that the events of a session were not a
 relative to one another. Around it, the store keeps things a reader trusts too, and each is
 checked against the events here:
 
-- the `sessions` row: head seq and hash, title, parent and fork point, as `SessionStarted`
-  recorded them (a rewritten head could hide a deleted tail);
+- the `sessions` row: head seq and hash, title, parent and fork point, context window, as
+  `SessionStarted` recorded them (a rewritten head could hide a deleted tail), and the
+  counters a listing shows: its compactions as its events count them, its live tokens (when
+  counted) as a fresh fold of its events finds them;
 - a fork's link: the parent's event at the fork point still has the hash the fork names;
 - every body its events reference: stored, with bytes that are exactly one body with its
   digest (the chain covers the digest; a zlib row holds its stream and nothing after it), or
@@ -42,7 +44,7 @@ from sessionstore.events import (
 from sessionstore.log._bodies import bodies_of, redactions, unpack_exact
 from sessionstore.log._replay import events_of, load_fold
 from sessionstore.projections import PROJECTION, PROJECTION_VERSION, ContextFold, parse_snapshot
-from sessionstore.storage import Recorder, SessionInfo, chain_link
+from sessionstore.storage import COMPACTION, Recorder, SessionInfo, chain_link
 
 CHECKPOINT_FORMAT = "sessionstore-checkpoint"
 _BODIES_PER_READ = 200
@@ -155,8 +157,12 @@ def verify_session(
     at_checkpoint: list[ChainLink] = []
     referenced: dict[str, int] = {}  # digest -> the first seq that references it
 
+    compactions = 0
+
     def watched(links: Iterator[ChainLink]) -> Iterator[ChainLink]:
+        nonlocal compactions
         for link in links:
+            compactions += link.type == COMPACTION
             for digest in body_digests(link.type, link.payload):
                 referenced.setdefault(digest, link.seq)
             if not first:
@@ -182,6 +188,11 @@ def verify_session(
         problems.append("it has events but no row in the sessions table")
     else:
         problems.extend(_row_problems(row, started))
+        if row.compactions != compactions:
+            problems.append(
+                f"the sessions row counts {row.compactions:,} compactions, but its events hold "
+                f"{compactions:,}"
+            )
     if started is not None:
         problems.extend(_fork_problems(recorder, started))
     if checkpoint is not None:
@@ -189,10 +200,18 @@ def verify_session(
     problems.extend(body_problems(recorder, session_id, referenced))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
     if chain.ok and started is not None:
+        counted = row.live_tokens if row is not None and last else None
+        live: list[int] = []
         try:
-            bad_snapshots = tuple(snapshot_problems(recorder, session_id, started))
+            to_seq = last[0].seq if counted is not None else None
+            bad_snapshots = tuple(snapshot_problems(recorder, session_id, started, to_seq, live))
         except ValueError as exc:  # an event the fold cannot read: no snapshot can be trusted
             problems.append(f"its events cannot be folded to check its snapshots: {exc}")
+        if counted is not None and live and live[0] != counted:
+            problems.append(
+                f"the sessions row has {counted:,} live tokens, but a fold of its events "
+                f"finds {live[0]:,}"
+            )
     head = SessionHead(session_id, last[0].seq, last[0].hash) if chain.ok and last else None
     return VerifyReport(
         session_id,
@@ -231,6 +250,7 @@ def _row_problems(row: SessionInfo, started: SessionStarted) -> Iterator[str]:
         "title": started.title,
         "parent_id": started.parent_session_id,
         "parent_seq": started.parent_seq,
+        "context_window": started.context_window,
     }
     for column, value in recorded.items():
         if getattr(row, column) != value:
@@ -304,25 +324,34 @@ def _checkpoint_problems(
 
 
 def snapshot_problems(
-    recorder: Recorder, session_id: str, started: SessionStarted
+    recorder: Recorder,
+    session_id: str,
+    started: SessionStarted,
+    head: int | None = None,
+    live: list[int] | None = None,
 ) -> Iterator[tuple[int, str]]:
     """(seq, why) for each stored snapshot of the session that is not the fold at its seq,
-    found by folding the session again from its first event."""
+    found by folding the session again from its first event. With `head`, the same fold goes
+    on to it and puts its live tokens in `live`, for the `sessions` row's counter (one fold
+    checks both)."""
     stored = recorder.snapshots(session_id, PROJECTION, PROJECTION_VERSION)
-    if not stored:
+    if not stored and head is None:
         return
     wanted: dict[int, str] = {int(seq): text for seq, text in stored}
     fold = ContextFold()
     if started.parent_session_id is not None and started.parent_seq is not None:
         parent = started.parent_session_id, started.parent_seq
         fold = load_fold(recorder, *parent, use_snapshots=False).fold
-    for event in events_of(recorder, session_id, 1, max(wanted)):
+    end = max([*wanted, head or 0])
+    for event in events_of(recorder, session_id, 1, end):
         fold.apply(event)
         text = wanted.pop(event.seq, None)
         if text is not None:
             problem = _snapshot_problem(text, fold.to_snapshot())
             if problem is not None:
                 yield event.seq, problem
+    if live is not None and head is not None and fold.seq == head:
+        live.append(fold.tokens)
     for seq in wanted:
         yield seq, "it stands past the end of the log"
 

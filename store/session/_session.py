@@ -685,22 +685,48 @@ class Session:
         fold = self._fold
         assert fold.time is not None
         head = Head(fold.seq, fold.hash, fold.time)
-        recorded = self._log.append(self.id, payloads, head.seq, known_head=head)
-        if recorded[0].seq != self._fold.seq + 1:
+        try:
+            recorded = self._log.append(
+                self.id, payloads, head.seq, known_head=head, fold_in=self._fold_in
+            )
+        except BaseException:
+            if self._stale:  # folded in, not written: back to what the log holds
+                self._reload_quietly()
+            raise
+        written = recorded[0].seq == head.seq + 1 and recorded[-1].hash == self._fold.hash
+        if not written:
             # A retry of events stored earlier: they are in the log (and maybe folded here)
             # already, so catch up with the log rather than fold them twice.
             self._catch_up()
             return recorded
-        # The events are stored: from here on nothing may raise, or a caller would retry them.
+        # The events are stored, and folded in before they were written (their live tokens
+        # went to the sessions row with them): from here on nothing may raise.
+        self._stale = False
+        self._snapshot_seq = self._log.after_append(self._fold, self._snapshot_seq, recorded)
+        return recorded
+
+    def _reload_quietly(self) -> None:
+        """Reload a stale fold now, or leave it stale (reloaded before its next use) when
+        the log cannot be read: the error the caller sees is the one that made it stale."""
         try:
-            for event in recorded:
+            self._catch_up()
+        except Exception as exc:
+            log.info("could not reload %s now (%s): it reloads before its next use", self.id, exc)
+
+    def _fold_in(self, events: Sequence[RecordedEvent]) -> int | None:
+        """Fold the events about to be written into the handle's fold, for the live tokens
+        their write keeps on the `sessions` row. Until the write is known to have stored them
+        the fold is ahead of the log: a write that fails leaves the handle to reload. A fold
+        that fails counts nothing (the row's figure is left for a listing to count), and the
+        events are written all the same, as they were before folding came first."""
+        self._stale = True
+        try:
+            for event in events:
                 self._fold.apply(event)
         except Exception:
             log.exception("could not fold events of %s in; the handle reloads them", self.id)
-            self._stale = True
-            return recorded
-        self._snapshot_seq = self._log.after_append(self._fold, self._snapshot_seq, recorded)
-        return recorded
+            return None
+        return self._fold.tokens
 
     # reading
 

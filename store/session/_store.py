@@ -55,9 +55,11 @@ from sessionstore.session import _arguments as check
 from sessionstore.session._fork import fork_header
 from sessionstore.session._session import Session
 from sessionstore.storage import (
+    ListingKey,
     SessionFilter,
     SessionInfo,
     SqliteSynchronous,
+    counts_missing,
     ensure_schema,
     open_recorder,
     resolve_url,
@@ -185,7 +187,7 @@ class SessionStore:
             self.url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
         )
         try:
-            ensure_schema(recorder, migrate=migrate, create=create)
+            found = ensure_schema(recorder, migrate=migrate, create=create)
             # A redaction whose process died between its commit and its scrub left the deleted
             # bytes in the files (SQLite's WAL): finish that now, if it needs no wait (and
             # not at all on a file this process may only read).
@@ -201,6 +203,9 @@ class SessionStore:
             clock=clock,
         )
         self._recorder = recorder
+        if counts_missing(found):
+            # upgraded from before the sessions row kept its live tokens: count them once
+            self._log.recount_uncounted()
 
     def __repr__(self) -> str:
         return f"SessionStore({self._recorder.shown_url!r})"
@@ -281,12 +286,17 @@ class SessionStore:
         Its config is not checked again: `create_session` did, and a fork keeps its parent's."""
         check_session_id(session_id)
         fold = history if history is not None else ContextFold()
+
+        def fold_in(events: Sequence[RecordedEvent]) -> int:
+            for event in events:
+                fold.apply(event)
+            return fold.tokens
+
         try:
             batch = encode_batch([started], self.max_payload_bytes)  # its config: see above
-            recorded = self._log.append_encoded(session_id, batch, 0)
+            self._log.append_encoded(session_id, batch, 0, fold_in=fold_in)
         except ConcurrencyError as exc:  # expected 0 and it is not: the id is taken
             raise SessionExists(session_id) from exc
-        fold.apply(recorded[0])
         return fold
 
     # writing
@@ -401,15 +411,26 @@ class SessionStore:
         tag: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        after: SessionInfo | None = None,
     ) -> list[SessionInfo]:
-        """Sessions, most recently updated first: those of `app`, of `user`, with `tag` (each
-        `None`: any); `offset` of them skipped, at most `limit` (`None`: all)."""
+        """Sessions, most recently updated first (ties by id): those of `app`, of `user`,
+        with `tag` (each `None`: any); `offset` of them skipped, at most `limit` (`None`: all).
+
+        `after` is the last session of the page before (as that page listed it): the listing
+        goes on from there, one indexed read however deep the page (keyset pagination). Pages
+        so read never repeat a session, and miss none that was not updated meanwhile (an
+        updated one moves to the top: the first page shows it)."""
+        if after is not None and not isinstance(after, SessionInfo):
+            raise InvalidArgument(
+                f"after must be a SessionInfo a listing returned, or None, got {described(after)}"
+            )
         where = SessionFilter(
             app=check.optional_label("app", app),
             user=check.optional_label("user", user),
             tag=check.optional_label("tag", tag),
             limit=check.optional_integer("limit", limit, minimum=0, maximum=check.SQL_INT_MAX),
             offset=check.integer("offset", offset, minimum=0, maximum=check.SQL_INT_MAX),
+            after=None if after is None else ListingKey(after.updated_at, after.id),
         )
         return self._recorder.sessions(where)
 
@@ -564,13 +585,17 @@ class SessionStore:
         tag: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        after: SessionInfo | None = None,
     ) -> list[SessionSummary]:
         """`sessions(...)` (or just `session_id`) with live tokens, window and compaction
-        count."""
+        count, as each session's row keeps them: one query, whatever the store's size (a page
+        after `after`'s `info` goes on from there, as `sessions` does)."""
         if session_id is not None:
             infos = [self._session_row(check_session_id(session_id))]
         else:
-            infos = self.sessions(app=app, user=user, tag=tag, limit=limit, offset=offset)
+            infos = self.sessions(
+                app=app, user=user, tag=tag, limit=limit, offset=offset, after=after
+            )
         return session_summaries(self._recorder, infos)
 
     # lifecycle

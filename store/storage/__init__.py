@@ -13,12 +13,20 @@ from sessionstore.storage._backends import (
     open_recorder,
     resolve_url,
 )
-from sessionstore.storage._migrate import ensure_schema, head_revision, refuse_foreign, upgrade
+from sessionstore.storage._migrate import (
+    counts_missing,
+    ensure_schema,
+    head_revision,
+    refuse_foreign,
+    upgrade,
+)
 from sessionstore.storage._postgres import MAX_PARTITIONS, PARTITIONS
 from sessionstore.storage._recorder import (
+    COMPACTION,
     BodyRow,
     EventRow,
     Head,
+    ListingKey,
     LostRace,
     NewSession,
     Recorder,
@@ -31,12 +39,14 @@ from sessionstore.storage._schema import SESSION_ID_LENGTH, metadata
 from sessionstore.storage._sqlite import SqliteSynchronous
 
 __all__ = [
+    "COMPACTION",
     "MAX_PARTITIONS",
     "PARTITIONS",
     "SESSION_ID_LENGTH",
     "BodyRow",
     "EventRow",
     "Head",
+    "ListingKey",
     "LostRace",
     "NewSession",
     "Recorder",
@@ -47,6 +57,7 @@ __all__ = [
     "StoredEvent",
     "as_utc",
     "chain_link",
+    "counts_missing",
     "database_file",
     "ensure_schema",
     "head_revision",

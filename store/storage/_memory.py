@@ -46,6 +46,7 @@ from sessionstore.storage._recorder import (
     SessionMetadata,
     StoreCounts,
     StoredEvent,
+    compactions_in,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc
 from sessionstore.storage._schema import metadata as schema
@@ -71,6 +72,9 @@ class _SessionRow:
     app: str | None = None
     user: str | None = None
     tags: tuple[str, ...] = ()
+    context_window: int | None = None
+    live_tokens: int | None = None
+    compactions: int = 0
 
     def info(self, session_id: str) -> SessionInfo:
         return SessionInfo(
@@ -85,6 +89,9 @@ class _SessionRow:
             app=self.app,
             user=self.user,
             tags=self.tags,
+            context_window=self.context_window,
+            live_tokens=self.live_tokens,
+            compactions=self.compactions,
         )
 
 
@@ -203,6 +210,7 @@ class MemoryRecorder:
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
         title: str | None = None,
+        live_tokens: int | None = None,
     ) -> list[int]:
         db = self._db
         with db.lock:
@@ -229,10 +237,15 @@ class MemoryRecorder:
                     new.parent_seq,
                     as_utc(rows[0].recorded_at),
                     as_utc(last.recorded_at),
+                    context_window=new.context_window,
+                    live_tokens=live_tokens,
+                    compactions=compactions_in(rows),
                 )
             else:
                 row.head_seq, row.head_hash = last.seq, last.hash
                 row.updated_at = as_utc(last.recorded_at)
+                row.live_tokens = live_tokens
+                row.compactions += compactions_in(rows)
             stream = db.streams.setdefault(session_id, _Stream())
             positions = []
             for event_row in rows:
@@ -410,6 +423,13 @@ class MemoryRecorder:
                 and (where.user is None or row.user == where.user)
                 and (where.tag is None or where.tag in row.tags)
             ]
+        if where.after is not None:
+            moment, last_id = where.after
+            found = [
+                info
+                for info in found
+                if info.updated_at < moment or (info.updated_at == moment and info.id > last_id)
+            ]
         found.sort(key=lambda info: info.id)
         found.sort(key=lambda info: info.updated_at, reverse=True)  # stable: ties stay by id
         end = None if where.limit is None else where.offset + where.limit
@@ -419,6 +439,31 @@ class MemoryRecorder:
         db = self._db
         with db.lock:
             return sorted(db.sessions.keys() | {sid for sid, s in db.streams.items() if s.events})
+
+    def forks_of(self, session_ids: Sequence[str]) -> list[str]:
+        parents = set(session_ids)
+        with self._db.lock:
+            return sorted(i for i, row in self._db.sessions.items() if row.parent_id in parents)
+
+    def count_live_tokens(self, session_id: str, head_seq: int, live_tokens: int | None) -> bool:
+        with self._db.lock:
+            row = self._db.sessions.get(session_id)
+            if row is None or row.head_seq != head_seq:
+                return False
+            row.live_tokens = live_tokens
+            return True
+
+    def uncounted_sessions(self) -> list[tuple[str, int]]:
+        with self._db.lock:
+            rows = self._db.sessions.items()
+            return sorted((i, row.head_seq) for i, row in rows if row.live_tokens is None)
+
+    def forget_live_tokens(self, session_ids: Sequence[str]) -> None:
+        with self._db.lock:
+            for session_id in session_ids:
+                row = self._db.sessions.get(session_id)
+                if row is not None:
+                    row.live_tokens = None
 
     def newest_snapshot(
         self, session_id: str, projection: str, version: int, to_seq: int

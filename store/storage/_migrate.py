@@ -26,7 +26,12 @@ from sessionstore.storage._schema import metadata
 if TYPE_CHECKING:  # Alembic is imported only to migrate, never to open a current database
     from alembic.config import Config
 
-HEAD_REVISION = "0003"
+COUNTERS_REVISION = "0004"
+"""The revision that keeps the listing counters on the `sessions` row: a database upgraded from
+before it has its sessions' live tokens to count (the store's fold counts them, not a
+revision)."""
+
+HEAD_REVISION = "0004"
 """The newest revision in `migrations/versions`: what a current database is at. Written down so
 that opening one reads no revision file and imports no Alembic; a test checks it is the head
 Alembic finds."""
@@ -48,6 +53,12 @@ def alembic_config(url: str | None = None) -> Config:
 
 def head_revision() -> str:
     return HEAD_REVISION
+
+
+def counts_missing(revision: str | None) -> bool:
+    """Whether a database that was at `revision` before an upgrade holds sessions whose live
+    tokens are not counted (it was written before `COUNTERS_REVISION`)."""
+    return revision is not None and int(revision) < int(COUNTERS_REVISION)
 
 
 def refuse_foreign(state: DatabaseState, shown_url: str) -> None:
@@ -84,16 +95,17 @@ def _listed(names: frozenset[str]) -> str:
     return ", ".join(ordered[:_NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
-def ensure_schema(recorder: Recorder, *, migrate: bool, create: bool = True) -> None:
-    """Upgrade to head when behind (if `migrate`), else insist the database is at head.
-    Without `create`, a SQLite file that does not exist raises `DatabaseUnavailable` instead
-    of being created. A database of another application raises `SchemaMismatch` untouched."""
+def ensure_schema(recorder: Recorder, *, migrate: bool, create: bool = True) -> str | None:
+    """Upgrade to head when behind (if `migrate`), else insist the database is at head; the
+    revision the database was at (`None`: empty). Without `create`, a SQLite file that does
+    not exist raises `DatabaseUnavailable` instead of being created. A database of another
+    application raises `SchemaMismatch` untouched."""
     state = recorder.database_state()
     if not state.exists and not create:
         raise DatabaseUnavailable(f"cannot open {state.file}: no such file")
     head = head_revision()
     if state.revision == head:
-        return
+        return head
     refuse_foreign(state, recorder.shown_url)
     if not migrate:
         if state.revision is not None:
@@ -107,6 +119,7 @@ def ensure_schema(recorder: Recorder, *, migrate: bool, create: bool = True) -> 
             f"run `{upgrade_command(recorder.shown_url)}` to create it"
         )
     upgrade(recorder)
+    return state.revision
 
 
 def upgrade_command(shown_url: str) -> str:

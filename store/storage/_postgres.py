@@ -51,6 +51,7 @@ from sessionstore.storage._recorder import (
     LostRace,
     NewSession,
     SessionMetadata,
+    compactions_in,
 )
 from sessionstore.storage._schema import events
 from sessionstore.storage._sql import PAGE, SqlRecorder, serialize_json, shown_url, state_of
@@ -67,10 +68,13 @@ PING_AFTER_IDLE_S = 2.0
 """A pooled connection idle this long is pinged before it is used again."""
 
 _MOVE_HEAD = """UPDATE sessions SET head_seq = %(new_seq)s, head_hash = %(new_hash)s,
-    updated_at = %(new_time)s WHERE id = %(session_id)s AND head_seq = %(read_seq)s RETURNING id"""
+    updated_at = %(new_time)s, live_tokens = %(live_tokens)s,
+    compactions = compactions + %(compacted)s
+    WHERE id = %(session_id)s AND head_seq = %(read_seq)s RETURNING id"""
 _NEW_SESSION = """INSERT INTO sessions (id, title, head_seq, head_hash, parent_id, parent_seq,
-    created_at, updated_at) VALUES (%(session_id)s, %(title)s, %(new_seq)s, %(new_hash)s,
-    %(parent_id)s, %(parent_seq)s, %(created_at)s, %(new_time)s) RETURNING id"""
+    created_at, updated_at, context_window, live_tokens, compactions) VALUES (%(session_id)s,
+    %(title)s, %(new_seq)s, %(new_hash)s, %(parent_id)s, %(parent_seq)s, %(created_at)s,
+    %(new_time)s, %(context_window)s, %(live_tokens)s, %(compacted)s) RETURNING id"""
 _APPEND = """WITH head AS ({head}),
 written AS (
     INSERT INTO events (session_id, seq, event_id, type, schema_version, recorded_at, prev_hash,
@@ -161,12 +165,15 @@ class PostgresRecorder(SqlRecorder):
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
         title: str | None = None,
+        live_tokens: int | None = None,
     ) -> list[int]:
         """One statement on psycopg (see the module's docstring); a redaction, new metadata
         or title, a batch over a page, or another driver take the general path."""
         changes_row = metadata is not None or title is not None
         if not self._one_statement or forget or changes_row or len(rows) > PAGE:
-            return super().write(session_id, after, rows, new, bodies, forget, metadata, title)
+            return super().write(
+                session_id, after, rows, new, bodies, forget, metadata, title, live_tokens
+            )
         bodies = sorted(bodies, key=lambda body: body.digest)  # the locks' order: `_lock_order`
         last = rows[-1]
         params: dict[str, Any] = {
@@ -174,6 +181,8 @@ class PostgresRecorder(SqlRecorder):
             "new_seq": last.seq,
             "new_hash": last.hash,
             "new_time": last.recorded_at,
+            "live_tokens": live_tokens,
+            "compacted": compactions_in(rows),
             "seq": [row.seq for row in rows],
             "event_id": [row.event_id for row in rows],
             "type": [row.type for row in rows],
@@ -195,6 +204,7 @@ class PostgresRecorder(SqlRecorder):
                 parent_id=new.parent_id,
                 parent_seq=new.parent_seq,
                 created_at=rows[0].recorded_at,
+                context_window=new.context_window,
             )
         else:
             statement = _APPEND_AFTER

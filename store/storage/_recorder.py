@@ -78,6 +78,7 @@ class NewSession(NamedTuple):
     title: str
     parent_id: str | None
     parent_seq: int | None
+    context_window: int | None = None
 
 
 class SessionMetadata(NamedTuple):
@@ -88,18 +89,36 @@ class SessionMetadata(NamedTuple):
     tags: tuple[str, ...] = ()
 
 
+class ListingKey(NamedTuple):
+    """Where a session stands in a listing (newest update first, ties by id): a page that
+    ends with it is continued from there (keyset pagination)."""
+
+    updated_at: datetime
+    id: str
+
+
 class SessionFilter(NamedTuple):
     """Which sessions a listing returns, newest update first: those of `app`, of `user`, with
-    `tag` (each `None`: any), `offset` of them skipped and at most `limit` (`None`: all)."""
+    `tag` (each `None`: any), only those listed after `after` (`None`: from the first),
+    `offset` of them skipped and at most `limit` (`None`: all)."""
 
     app: str | None = None
     user: str | None = None
     tag: str | None = None
     limit: int | None = None
     offset: int = 0
+    after: ListingKey | None = None
 
 
 ALL_SESSIONS = SessionFilter()
+
+COMPACTION = "ContextCompacted"
+"""The event type the `sessions` row's `compactions` counts."""
+
+
+def compactions_in(rows: Sequence[EventRow]) -> int:
+    """How many of `rows` are compactions: what a write adds to the row's `compactions`."""
+    return sum(row.type == COMPACTION for row in rows)
 
 
 class StoreCounts(NamedTuple):
@@ -141,11 +160,16 @@ class Recorder(Protocol):
         forget: Sequence[str] = (),
         metadata: SessionMetadata | None = None,
         title: str | None = None,
+        live_tokens: int | None = None,
     ) -> list[int]:
         """Insert `rows` (which continue the session from `after`) and move the head to the
         last of them, atomically, only if the head is still `after`; a new session (`after`
         is `None`) gets its `sessions` row from `new`. Returns the rows' positions. `LostRace`
         when the head moved or a key is taken, with nothing written.
+
+        The row's counters move with the head: `compactions` by the `ContextCompacted` rows
+        among `rows`, `live_tokens` to the figure given (`None`: not counted, for the next
+        listing to count).
 
         In the same transaction: `bodies` are stored (a digest stored already is kept) and
         referenced by the session; the session's references to `forget` are deleted, and
@@ -231,6 +255,24 @@ class Recorder(Protocol):
         """Every id with a `sessions` row or events, sorted: what `verify_all` checks."""
         ...
 
+    def forks_of(self, session_ids: Sequence[str]) -> list[str]:
+        """The sessions whose parent is one of `session_ids` (their forks, one level down)."""
+        ...
+
+    def count_live_tokens(self, session_id: str, head_seq: int, live_tokens: int | None) -> bool:
+        """Write the session's live tokens as counted at `head_seq` (`None`: forget them),
+        only if its head is still there; whether it was."""
+        ...
+
+    def uncounted_sessions(self) -> list[tuple[str, int]]:
+        """(id, head seq) of every session whose live tokens are not counted, by id."""
+        ...
+
+    def forget_live_tokens(self, session_ids: Sequence[str]) -> None:
+        """Mark the sessions' live tokens not counted (their forks' history changed: a parent
+        was redacted), for the next listing to count."""
+        ...
+
     def newest_snapshot(
         self, session_id: str, projection: str, version: int, to_seq: int
     ) -> tuple[int, str] | None:
@@ -297,6 +339,7 @@ __all__ = [
     "EventRow",
     "ForeignCheck",
     "Head",
+    "ListingKey",
     "LostRace",
     "NewSession",
     "Recorder",

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     """One session as the `sessions` table knows it; `version` is its head seq and
-    `head_hash` the hash of that event."""
+    `head_hash` the hash of that event. `context_window`, `live_tokens` (the live context's
+    size after the head; `None`: not counted yet) and `compactions` are the counters the
+    row keeps for listings (see `sessionstore.storage._schema.sessions`)."""
 
     id: str
     title: str
@@ -30,6 +32,9 @@ class SessionInfo:
     app: str | None = None
     user: str | None = None
     tags: tuple[str, ...] = ()
+    context_window: int | None = None
+    live_tokens: int | None = None
+    compactions: int = 0
 
 
 def as_utc(moment: datetime) -> datetime:

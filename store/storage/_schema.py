@@ -49,11 +49,24 @@ sessions = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("app", sa.String(LABEL_LENGTH), nullable=True),
     sa.Column("user_id", sa.String(LABEL_LENGTH), nullable=True),
+    sa.Column("context_window", sa.Integer, nullable=True),
+    sa.Column("live_tokens", sa.Integer, nullable=True),
+    sa.Column("compactions", sa.Integer, nullable=False, server_default="0"),
     sa.Index("ix_sessions_app_user", "app", "user_id"),
+    sa.Index("ix_sessions_updated", "updated_at", "id"),
+    sa.Index("ix_sessions_parent", "parent_id"),
 )
 """`app`, `user_id` and the `session_tags` rows mirror the session's newest `SessionStarted` or
 `MetadataChanged`, written in the same transaction: an index to list sessions by, not a
-source of truth (the events are)."""
+source of truth (the events are).
+
+The counters a listing shows are kept here too, in the transaction of each write, so a listing
+is one indexed query (newest update first: `ix_sessions_updated`, read backwards): the events
+are `head_seq`, `context_window` is its `SessionStarted`'s, `compactions` counts its
+`ContextCompacted` events, and `live_tokens` is the live context's size after its head, as
+the writer's fold found it. A writer without a fold of the session (a raw append, an import)
+writes `NULL` there: not counted yet, which the next listing counts and writes down. `verify`
+checks every counter against a fresh fold."""
 
 session_tags = sa.Table(
     "session_tags",

@@ -22,6 +22,7 @@ from sessionstore.storage._recorder import (
     DatabaseState,
     EventRow,
     Head,
+    ListingKey,
     LostRace,
     NewSession,
     Recorder,
@@ -286,6 +287,61 @@ class RecorderContract:
         recorder.write("newer", None, rows("newer", 1, 2, later=timedelta(hours=1)), NEW)
         assert [s.id for s in recorder.sessions()] == ["newer", "older"]
         assert recorder.session_ids() == ["newer", "older"]
+
+    # the counters a listing shows
+
+    def test_a_write_keeps_the_listing_counters_on_the_row(self, recorder: Recorder) -> None:
+        first = rows("s1", 1, 2)
+        recorder.write("s1", None, first, NEW._replace(context_window=8_000), live_tokens=40)
+        compacted = rows("s1", 3, 2, kind="ContextCompacted")
+        recorder.write("s1", head_of(first), compacted, live_tokens=12)
+        info = recorder.session("s1")
+        assert info is not None
+        assert (info.context_window, info.live_tokens, info.compactions) == (8_000, 12, 2)
+        more = rows("s1", 5, 1)
+        recorder.write("s1", head_of(compacted), more)  # a writer without a fold: not counted
+        [listed] = recorder.sessions()
+        assert (listed.live_tokens, listed.compactions) == (None, 2)
+        assert recorder.uncounted_sessions() == [("s1", 5)]
+
+    def test_live_tokens_are_counted_only_at_the_head_they_were_folded_at(
+        self, recorder: Recorder
+    ) -> None:
+        batch = self.start(recorder, "s1")
+        assert recorder.count_live_tokens("s1", 2, 99) is False  # the head is at 3
+        assert recorder.count_live_tokens("s1", 3, 30) is True
+        assert recorder.uncounted_sessions() == []
+        info = recorder.session("s1")
+        assert info is not None and info.live_tokens == 30
+        recorder.write("s1", head_of(batch), rows("s1", 4, 1), live_tokens=31)
+        recorder.forget_live_tokens(["s1", "nobody"])
+        assert recorder.uncounted_sessions() == [("s1", 4)]
+
+    def test_forks_are_found_by_their_parent(self, recorder: Recorder) -> None:
+        self.start(recorder, "parent")
+        for child in ("b", "a"):
+            recorder.write(child, None, rows(child, 1, 1), NewSession("fork", "parent", 2))
+        recorder.write("grandchild", None, rows("grandchild", 1, 1), NewSession("f", "a", 1))
+        assert recorder.forks_of(["parent"]) == ["a", "b"]
+        assert recorder.forks_of(["a", "b"]) == ["grandchild"]
+        assert recorder.forks_of(["grandchild", "nobody"]) == []
+
+    def test_a_listing_goes_on_after_a_key_ties_by_id(self, recorder: Recorder) -> None:
+        for session_id, later in [("a", 1), ("b", 2), ("c", 2), ("d", 3)]:
+            batch = rows(session_id, 1, 1, later=timedelta(hours=later))
+            recorder.write(session_id, None, batch, NEW)
+        whole = recorder.sessions()
+        assert [info.id for info in whole] == ["d", "b", "c", "a"]
+
+        def after(info_id: str, limit: int | None = None) -> list[str]:
+            [info] = [i for i in whole if i.id == info_id]
+            key = ListingKey(info.updated_at, info.id)
+            return [i.id for i in recorder.sessions(SessionFilter(limit=limit, after=key))]
+
+        assert after("d") == ["b", "c", "a"]
+        assert after("b") == ["c", "a"]
+        assert after("c", limit=1) == ["a"]
+        assert after("a") == []
 
     # listing metadata
 
