@@ -36,6 +36,7 @@ from sessionstore.context import (
     Summarizer,
     WindowKeeper,
     WindowMemory,
+    append_span,
     count,
     shortened_user_text,
     truncated_result,
@@ -687,7 +688,9 @@ class Session:
         fold = self._fold
         assert fold.time is not None
         head = Head(fold.seq, fold.hash, fold.time)
-        recorded = self._log.append(self.id, payloads, head.seq, known_head=head)
+        with append_span(self.id, self.header.model) as traced:
+            recorded = self._log.append(self.id, payloads, head.seq, known_head=head)
+            traced(recorded)
         if recorded[0].seq != self._fold.seq + 1:
             # A retry of events stored earlier: they are in the log (and maybe folded here)
             # already, so catch up with the log rather than fold them twice.
