@@ -11,7 +11,8 @@ Two views, rendered from the same folds as everything else (no I/O, nothing re-t
 
 Tool calls and tool outputs go in fenced blocks whose fence is longer than any run of backticks
 in their content, so no output can close its block early. Thinking is collapsed in a
-`<details>` block. Redacted content reads `[redacted: <reason>]`, as the log itself reads once
+`<details>` block; a compaction's summary is quoted under its own heading, so its headings read
+as the summary's. Redacted content reads `[redacted: <reason>]`, as the log itself reads once
 the content is gone.
 """
 
@@ -111,7 +112,7 @@ def history_markdown(events: Iterable[RecordedEvent], start: ContextFold | None 
         if isinstance(payload, ContextCompacted):
             summary = payload.summary
             title = f"Compaction summary · event {event.seq}"
-            body.append(_message(title, [_part(part) for part in summary.parts]))
+            body.append(_message(title, [_part(part) for part in summary.parts], quoted=True))
     if fold.header is None or fold.time is None:
         raise ValueError("a transcript needs at least the session's SessionStarted event")
     shown = (
@@ -177,7 +178,7 @@ def _live_message(fold: ContextFold | None, message: LiveMessage) -> str:
         blocks.append("_Thinking cleared from the context (an older turn's)._")
     if message.usage is not None:
         blocks.append(_usage(message.usage))
-    return _message(title, blocks)
+    return _message(title, blocks, quoted=message.summary)
 
 
 def _appended(payload: MessageAppended, seq: int) -> str:
@@ -188,8 +189,14 @@ def _appended(payload: MessageAppended, seq: int) -> str:
     return _message(f"{ROLE_TITLES[message.role]} · event {seq:,}", blocks)
 
 
-def _message(title: str, blocks: list[str]) -> str:
-    return "\n\n".join([f"## {title}", *blocks])
+def _message(title: str, blocks: list[str], *, quoted: bool = False) -> str:
+    """A message under its heading; `quoted` (a compaction's summary) puts its body in a block
+    quote, so the summary's own headings and lists read as the summary's, not the
+    transcript's."""
+    body = "\n\n".join(blocks)
+    if quoted:
+        body = "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
+    return f"## {title}\n\n{body}" if body else f"## {title}"
 
 
 def _part(

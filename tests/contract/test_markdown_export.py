@@ -27,7 +27,15 @@ from tests.cli.conftest import READ_OUTPUT, build_session, call, fixed_clock, re
 from tests.conftest import Backend, create_schema
 
 GOLDEN = Path(__file__).parent / "golden"
-CLAUDE_CODE = Path(__file__).parent.parent / "fixtures" / "claude_code_session.jsonl"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+CLAUDE_CODE = FIXTURES / "claude_code_session.jsonl"
+OTHER_AGENTS = {
+    "codex": FIXTURES
+    / "codex"
+    / "rollout-2025-10-02T09-14-00-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a604.jsonl",
+    "pi": FIXTURES / "pi" / "tree_v3.jsonl",
+    "opencode": FIXTURES / "opencode" / "export.json",
+}
 both_backends = pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
 
 
@@ -119,6 +127,16 @@ def test_an_imported_claude_code_transcript_reads_as_its_golden_files(backend: B
         s = store.session(imported.sessions[0].session_id)
         check_golden("claude_code_live.md", s.to_markdown())
         check_golden("claude_code_history.md", s.to_markdown(history=True))
+
+
+@pytest.mark.parametrize("agent", list(OTHER_AGENTS))
+def test_imported_codex_pi_and_opencode_transcripts_read_as_their_golden_files(
+    sqlite_backend: Backend, agent: str
+) -> None:
+    with fixed_store(sqlite_backend) as store:
+        imported = store.import_session(OTHER_AGENTS[agent])
+        s = store.session(imported.sessions[0].session_id)
+        check_golden(f"{agent}_live.md", s.to_markdown())
 
 
 def test_a_transcript_at_a_point_is_the_context_then(tmp_path: Path) -> None:
