@@ -99,7 +99,7 @@ def history_markdown(events: Iterable[RecordedEvent], start: ContextFold | None 
             if inherited:
                 parent = f"`{payload.parent_session_id}` at event {payload.parent_seq}"
                 body.append(_marker(event.seq, f"forked from {parent}; its context then:"))
-                body.extend(_live_message(start, message) for message in inherited)
+                body.extend(_live_message(fold, message) for message in inherited)
             continue
         if isinstance(payload, MessageAppended):
             if change.added:
@@ -159,7 +159,7 @@ def _marker(seq: int, text: str) -> str:
     return f"> **event {seq:,}**: {' '.join(text.split())}"
 
 
-def _live_message(fold: ContextFold | None, message: LiveMessage) -> str:
+def _live_message(fold: ContextFold, message: LiveMessage) -> str:
     """A live message as the model is shown it, its tool results with their status."""
     title = "Compaction summary" if message.summary else ROLE_TITLES[message.role]
     if message.pinned:
@@ -193,7 +193,7 @@ def _message(title: str, blocks: list[str], *, quoted: bool = False) -> str:
     """A message under its heading; `quoted` (a compaction's summary) puts its body in a block
     quote, so the summary's own headings and lists read as the summary's, not the
     transcript's."""
-    body = "\n\n".join(blocks)
+    body = "\n\n".join(block for block in blocks if block)  # an empty text shows nothing
     if quoted:
         body = "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
     return f"## {title}\n\n{body}" if body else f"## {title}"
@@ -225,10 +225,10 @@ def _text(part: TextPart) -> str:
     return part.shown + "\n\n" + _truncated(part.truncation)
 
 
-def _live_text(fold: ContextFold | None, part: TextPart) -> str:
+def _live_text(fold: ContextFold, part: TextPart) -> str:
     """A long text truncated at append: its view with the note, or, once restored, the
     original (the fold's live part holds the view as `text` until then)."""
-    if fold is not None and not fold.is_restorable(part.id) and not is_redaction(part.text):
+    if not fold.is_restorable(part.id) and not is_redaction(part.text):
         return part.text + "\n\n_Restored: the original text is back in the context._"
     return _text(part)
 
@@ -251,10 +251,10 @@ def _call(part: ToolCallPart) -> str:
     return title + "\n\n" + fence(part.arguments)
 
 
-def _live_result(fold: ContextFold | None, part: LiveToolResult) -> str:
+def _live_result(fold: ContextFold, part: LiveToolResult) -> str:
     note = ""
     if part.status == "truncated":
-        stored = fold.tool_result(part.id) if fold is not None else None
+        stored = fold.tool_result(part.id)
         truncation = stored.truncation if stored is not None else None
         note = _truncated(truncation) if truncation is not None else "_Truncated at append._"
     elif part.status == "pruned":
@@ -283,11 +283,16 @@ def _result(name: str | None, call_id: str, is_error: bool, output: str, note: s
 
 def _truncated(truncation: Truncation) -> str:
     end = "first" if truncation.direction == "head" else "last"
+    shown = f"{_count(truncation.max_lines, 'line')} or {_count(truncation.max_bytes, 'byte')}"
+    omitted = _count(truncation.omitted_lines, "line")
     return (
-        f"_Truncated at append: the model was shown the {end} {truncation.max_lines:,} lines "
-        f"or {truncation.max_bytes:,} bytes; {truncation.omitted_lines:,} lines "
-        f"({truncation.omitted_bytes:,} bytes) were left out, kept in the log._"
+        f"_Truncated at append: the model was shown the {end} {shown}; {omitted} "
+        f"({_count(truncation.omitted_bytes, 'byte')}) were left out, kept in the log._"
     )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
 
 
 def _file(part: FilePart) -> str:
