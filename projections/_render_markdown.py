@@ -26,12 +26,10 @@ from datetime import datetime
 from sessionstore.events import (
     REDACTED_PREFIX,
     CompressionChanged,
-    ContentRedacted,
     ContextCompacted,
     FilePart,
     MessageAppended,
     NativePart,
-    Payload,
     ReasoningPart,
     RecordedEvent,
     SessionStarted,
@@ -43,7 +41,7 @@ from sessionstore.events import (
     Usage,
 )
 from sessionstore.projections._context import context_of
-from sessionstore.projections._fold import Change, ContextFold
+from sessionstore.projections._fold import ContextFold
 from sessionstore.projections._live import LiveMessage, LiveToolResult
 from sessionstore.projections._timeline import describe
 
@@ -108,7 +106,7 @@ def history_markdown(events: Iterable[RecordedEvent], start: ContextFold | None 
             continue
         if isinstance(payload, _UNSHOWN):
             continue
-        body.append(_marker(event.seq, _what(payload, change)))
+        body.append(_marker(event.seq, describe(payload, change)))
         if isinstance(payload, ContextCompacted):
             summary = payload.summary
             title = f"Compaction summary · event {event.seq}"
@@ -125,12 +123,6 @@ def history_markdown(events: Iterable[RecordedEvent], start: ContextFold | None 
 _UNSHOWN = (CompressionChanged, StateChanged)
 """Events the history leaves out: settings and the session's key-value state, which change
 nothing the model is shown."""
-
-
-def _what(payload: Payload, change: Change) -> str:
-    if isinstance(payload, ContentRedacted):
-        return f"redacted {len(payload.part_ids):,} part(s) ({payload.reason})"
-    return describe(payload, change)
 
 
 def _header(fold: ContextFold, shown: str) -> str:
