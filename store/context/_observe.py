@@ -179,6 +179,8 @@ def append_span(session_id: str, model: str) -> Iterator[Callable[[Sequence[Reco
     with traced(span, gen_ai_attributes(session_id, span, model)) as attach:
 
         def appended(events: Sequence[RecordedEvent]) -> None:
+            if attach is _ignored:  # nothing records the span: build nothing for it
+                return
             attributes: dict[str, Any] = {
                 "sessionstore.session_id": session_id,
                 "sessionstore.events": len(events),
