@@ -1,5 +1,5 @@
-"""Pure folds over a session's events: the live context, its renders, the audit timeline, the
-artifact trail.
+"""Pure folds over a session's events: the live context, its renders (to each API, and to a
+Markdown transcript), the audit timeline, the artifact trail.
 
 No I/O: everything a fold needs (token counts, the text the model was shown, times) was
 recorded in the events, so replay gives the same context whatever code replays it.
@@ -46,6 +46,7 @@ from sessionstore.projections._provider_compaction import (
 )
 from sessionstore.projections._render import CONTINUED, INTERRUPTED, api_messages
 from sessionstore.projections._render_anthropic import to_anthropic
+from sessionstore.projections._render_markdown import history_markdown, markdown_of
 from sessionstore.projections._render_openai import to_openai
 from sessionstore.projections._render_responses import to_responses
 from sessionstore.projections._snapshot import parse_snapshot
@@ -123,11 +124,13 @@ __all__ = [
     "diff_contexts",
     "estimate_tokens",
     "fold_events",
+    "history_markdown",
     "intent_of",
     "is_injected_native",
     "is_injected_text",
     "is_provider_compaction",
     "is_provider_summary",
+    "markdown_of",
     "merge",
     "native_text",
     "parse_snapshot",

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from sessionstore.events import (
     CompressionChanged,
+    ContentRedacted,
     ContextCompacted,
     FilePart,
     Message,
@@ -149,6 +150,10 @@ def describe(payload: Payload, change: Change) -> str:
         return f"unpinned {payload.message_id}"
     if isinstance(payload, CompressionChanged):
         return _clip("compression settings: " + _one_line(str(payload.compression)))
+    if isinstance(payload, ContentRedacted):
+        return _clip(f"redacted {len(payload.part_ids):,} part(s)") + (
+            f" ({_one_line(payload.reason)})"
+        )
     return str(getattr(payload, "type", type(payload).__name__))  # pragma: no cover
 
 

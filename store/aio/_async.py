@@ -377,6 +377,9 @@ class AsyncSession:
     async def timeline(self) -> list[TimelineRow]:
         return await self._run(self.sync.timeline)
 
+    async def to_markdown(self, at: int | datetime | None = None, *, history: bool = False) -> str:
+        return await self._run(lambda: self.sync.to_markdown(at, history=history))
+
     async def artifacts(
         self, at: int | datetime | None = None, *, tools: ToolMap | None = None
     ) -> ArtifactTrail:

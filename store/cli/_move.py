@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -20,22 +21,62 @@ from sessionstore.importers import FORMATS, ImportedSession, ImportResult
 from sessionstore.session import ImportFormat
 
 
+def _jsonl(app: Cli, session_id: str, history: bool) -> Iterable[str]:
+    """The events, one envelope per line, hashes included, then the bodies they reference."""
+    if history:
+        raise click.UsageError("--history is for --format markdown: an export holds every event")
+    return app.reader.export_session(session_id)
+
+
+def _markdown(app: Cli, session_id: str, history: bool) -> Iterable[str]:
+    """A transcript to read: the live context, or with --history every message ever appended."""
+    return [app.reader.session(session_id).to_markdown(history=history).removesuffix("\n")]
+
+
+EXPORT_FORMATS: dict[str, Callable[[Cli, str, bool], Iterable[str]]] = {
+    "jsonl": _jsonl,
+    "markdown": _markdown,
+}
+"""What `export --format` writes, by name: the lines of the file (or of stdout), each without
+its newline. A format is one entry here."""
+
+
 @click.command("export")
 @click.argument("session_id", metavar="ID")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File.")
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(list(EXPORT_FORMATS)),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: every event, for import into another store; markdown: a transcript to read.",
+)
+@click.option(
+    "--history",
+    is_flag=True,
+    help="markdown: every message ever appended, with prunes and compactions where they "
+    "happened (default: the live context, what the model is shown now).",
+)
 @pass_cli
-def export_session(app: Cli, session_id: str, output: Path | None) -> None:
-    """Write the session's events as JSONL (one envelope per line, hashes included), then the
-    bodies they reference (one per line)."""
+def export_session(
+    app: Cli, session_id: str, output: Path | None, form: str, history: bool
+) -> None:
+    """Write the session to stdout or a file. --format jsonl (the default): its events, one
+    envelope per line with hashes, then the bodies they reference, for `import`. --format
+    markdown: a transcript of its live context (--history: of everything it ever held)."""
     session_id = app.find(session_id)
     if output is not None:
         check_target(output)
-    lines = app.reader.export_session(session_id)
+    lines = EXPORT_FORMATS[form](app, session_id, history)
     if output is None:
         for line in lines:
             click.echo(line)
         return
     count = write_lines(output, lines)
+    if form != "jsonl":
+        click.echo(f"wrote the {form} transcript of {session_id} to {output}", err=True)
+        return
     events = app.reader.version(session_id)
     bodies = f" and {count - events:,} bodies" if count > events else ""
     click.echo(f"wrote {events:,} events{bodies} of {session_id} to {output}", err=True)

@@ -21,7 +21,7 @@ from sessionstore.context._confirm import (
     turns_to_drop,
 )
 from sessionstore.context._fit import floor_tokens, plan_fit
-from sessionstore.context._observe import phase, strategy_of
+from sessionstore.context._observe import append_span, phase, strategy_of
 from sessionstore.context._policies import (
     CompactionPlan,
     Measure,
@@ -84,6 +84,7 @@ __all__ = [
     "WindowKeeper",
     "WindowMemory",
     "accepts_anchors",
+    "append_span",
     "attempt_limits",
     "compacts_everything",
     "confirmed",

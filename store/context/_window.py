@@ -181,6 +181,11 @@ class WindowKeeper:
         """How full the context is against its overflow limit, changing nothing."""
         return measure(self._view.fold(), self._view.config())
 
+    def _model(self) -> str:
+        """The session's model, for the spans' `gen_ai.request.model`."""
+        header = self._view.fold().header
+        return header.model if header is not None else ""
+
     def keep_in_window(
         self,
         point: CheckPoint,
@@ -210,6 +215,7 @@ class WindowKeeper:
                 strategy=strategy,
                 reason=f"overflow at {point} ({strategy})",
                 tokens_before=before.tokens,
+                model=self._model(),
             ) as selecting:
                 dropped = self._strategy_drop(point, before)
                 before_incremental = measure(view.fold(), config)
@@ -239,6 +245,7 @@ class WindowKeeper:
             strategy=strategy,
             reason=reason,
             tokens_before=before_incremental.tokens,
+            model=self._model(),
         ) as pruning:
             plan = self._prune_plan(needed)
             if plan is not None and plan.worth_it:
@@ -260,6 +267,7 @@ class WindowKeeper:
                 strategy=strategy,
                 reason=f"still overflowing at {point} after pruning",
                 tokens_before=now.tokens,
+                model=self._model(),
             ) as summarizing:
                 for attempt in range(config.max_attempts):
                     keep_turns, keep_tokens = attempt_limits(config, attempt, now.usable)
@@ -362,6 +370,7 @@ class WindowKeeper:
             strategy=strategy_of(view.config()),
             reason=f"over the window at {point} after pruning and compaction",
             tokens_before=now.tokens,
+            model=self._model(),
         ) as fitting:
             plan = plan_fit(messages, over=over, count=view.count)
             previewed = view.append([plan])[0] if plan is not None else None

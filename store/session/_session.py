@@ -36,6 +36,7 @@ from sessionstore.context import (
     Summarizer,
     WindowKeeper,
     WindowMemory,
+    append_span,
     count,
     shortened_user_text,
     truncated_result,
@@ -76,6 +77,8 @@ from sessionstore.projections import (
     ToolMap,
     artifact_trail,
     context_of,
+    history_markdown,
+    markdown_of,
     timeline,
 )
 from sessionstore.providers import anthropic_message, chat_message, responses_message
@@ -686,9 +689,11 @@ class Session:
         assert fold.time is not None
         head = Head(fold.seq, fold.hash, fold.time)
         try:
-            recorded = self._log.append(
-                self.id, payloads, head.seq, known_head=head, fold_in=self._fold_in
-            )
+            with append_span(self.id, self.header.model) as traced:
+                recorded = self._log.append(
+                    self.id, payloads, head.seq, known_head=head, fold_in=self._fold_in
+                )
+                traced(recorded)
         except BaseException:
             if self._stale:  # folded in, not written: back to what the log holds
                 self._reload_quietly()
@@ -747,12 +752,37 @@ class Session:
     def timeline(self) -> list[TimelineRow]:
         """One row per event of this session, for audits (a fork's rows start at its fork)."""
         events = self._log.read(self.id, 1, MAX_SEQ)
-        start = None
+        return timeline(events, self._fork_point(events))
+
+    @_serialized
+    def to_markdown(self, at: int | datetime | None = None, *, history: bool = False) -> str:
+        """The session as a Markdown transcript for people to read: a header (title, model,
+        window), then each message with its role, tool calls and outputs in fenced blocks,
+        thinking collapsed, truncated and pruned outputs shown as the model saw them with a
+        note, compaction summaries marked, redacted content as `[redacted: <reason>]`.
+
+        By default the live context (now, or right after event `at`, as `context(at=)`): what
+        the model is shown. With `history=True`, every message ever appended up to that point,
+        as the model was shown it when appended, with each prune, compaction (and its
+        summary), revert and redaction marked where it happened. It reads the log and writes
+        nothing."""
+        check.flag("history", history)
+        if not history:
+            if at is not None:
+                return markdown_of(self._log.fold_at(self.id, at))
+            self._catch_up()
+            return markdown_of(self._fold)
+        seq = self._log.version(self.id) if at is None else self._log.seq_at(self.id, at)
+        events = self._log.read(self.id, 1, seq)
+        return history_markdown(events, self._fork_point(events))
+
+    def _fork_point(self, events: Sequence[RecordedEvent]) -> ContextFold | None:
+        """The parent's fold at the fork a fork's own events continue, else `None`."""
         header = events[0].payload
         if isinstance(header, SessionStarted) and header.parent_session_id is not None:
             assert header.parent_seq is not None
-            start = self._log.fold_at(header.parent_session_id, header.parent_seq)
-        return timeline(events, start)
+            return self._log.fold_at(header.parent_session_id, header.parent_seq)
+        return None
 
     def artifacts(
         self, at: int | datetime | None = None, *, tools: ToolMap | None = None

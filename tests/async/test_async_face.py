@@ -216,6 +216,7 @@ def test_the_remaining_methods_give_what_the_sync_ones_give(backend: Backend) ->
             assert (await s.after_tool_result()).point == "after_tool"
             rows = await s.timeline()
             assert [r.type for r in rows] == [e.type for e in await store.read(s.id)]
+            assert await s.to_markdown(at=3, history=True) == s.sync.to_markdown(3, history=True)
             redacted = await s.redact([context.messages[0].parts[0].id], reason="a secret")
             assert redacted is not None and redacted.type == "ContentRedacted"
             later = MessageAppended(message=Message(role="user", parts=(TextPart(text="hi"),)))

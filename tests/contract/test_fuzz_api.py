@@ -508,6 +508,11 @@ def session_calls(w: World, draw: Draw) -> dict[str, Callable[[], Call]]:
             restore_pruned=draw(maybe(st.booleans())),
         ),
         "timeline": lambda: call(s.timeline),
+        "to_markdown": lambda: call(
+            s.to_markdown,
+            at=draw(maybe(st.one_of(w.seqs(), datetimes))),
+            history=draw(maybe(st.booleans())),
+        ),
         "measure": lambda: call(s.measure),
         "refresh": lambda: call(s.refresh),
         "restore": lambda: call(

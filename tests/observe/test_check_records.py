@@ -1,6 +1,7 @@
 """What a context check tells a reader of a long session: one DEBUG record when a phase
 starts and one INFO record when it is done, on `sessionstore.checks`, nothing above INFO;
-and, with OpenTelemetry's SDK installed, one span per phase with the same values."""
+and one span per phase with the same values, and one per append, each with the OpenTelemetry
+GenAI conventions' attributes beside our own (read with the SDK's in-memory exporter)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ import logging
 from pathlib import Path
 
 import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
-from sessionstore import SessionStore
+from sessionstore import ConcurrencyError, SessionStore, Usage
 from sessionstore.context._observe import strategy_of
 from tests.contract.test_confirmed_compaction import crowded_session
 
@@ -96,26 +102,36 @@ def test_the_strategy_is_read_from_the_config_when_it_has_one() -> None:
     assert strategy_of(Config(Named())) == "sliding_window"
 
 
-def test_each_phase_is_a_span_with_its_tokens(
-    store: SessionStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pytest.importorskip("opentelemetry.sdk")
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
+@pytest.fixture
+def exporter(monkeypatch: pytest.MonkeyPatch) -> InMemorySpanExporter:
+    """The spans the test's calls make, finished, in memory: the SDK's own exporter behind a
+    tracer provider handed to this test alone (the global one can be set once per process)."""
     monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)  # other tests' (ADK) setting
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    s = crowded_session(store)
-    # the global provider can be set once per process: hand ours to this test only
     monkeypatch.setattr(trace, "get_tracer", provider.get_tracer)
+    return exporter
+
+
+def test_each_phase_is_a_span_with_its_tokens_and_the_gen_ai_attributes(
+    store: SessionStore, exporter: InMemorySpanExporter
+) -> None:
+    s = crowded_session(store)
+    exporter.clear()
     check = s.before_llm_call()
     spans = exporter.get_finished_spans()
-    assert [span.name for span in spans] == ["sessionstore.prune", "sessionstore.summary"]
-    assert dict(spans[1].attributes or {}) == {
+    assert [span.name for span in spans] == [
+        "sessionstore.prune",
+        "sessionstore.append",  # the compaction, appended inside the summary phase
+        "sessionstore.summary",
+    ]
+    assert spans[1].parent is not None and spans[2].context is not None
+    assert spans[1].parent.span_id == spans[2].context.span_id
+    assert dict(spans[2].attributes or {}) == {
+        "gen_ai.conversation.id": s.id,
+        "gen_ai.operation.name": "sessionstore.summary",
+        "gen_ai.request.model": "m",
         "sessionstore.session_id": s.id,
         "sessionstore.point": "before_llm_call",
         "sessionstore.phase": "summary",
@@ -126,6 +142,83 @@ def test_each_phase_is_a_span_with_its_tokens(
         "sessionstore.outcome": "compacted in 1 attempt(s)",
     }
     assert dict(spans[0].attributes or {})["sessionstore.tokens_after"] == 3264
+    assert dict(spans[0].attributes or {})["gen_ai.operation.name"] == "sessionstore.prune"
+
+
+def test_an_assistants_append_is_a_span_with_its_usage_in_gen_ai_terms(
+    store: SessionStore, exporter: InMemorySpanExporter
+) -> None:
+    s = store.create_session(model="claude-sonnet-4-5", context_window=200_000)
+    s.append_user("hello")
+    usage = Usage(input=12, output=30, cache_read=2_000, cache_write=100)
+    s.append_assistant("Hi.", usage=usage)
+    spans = exporter.get_finished_spans()
+    # the session's start is written by the store; each append to the session is a span
+    assert [span.name for span in spans] == ["sessionstore.append"] * 2
+    user, assistant = (dict(span.attributes or {}) for span in spans)
+    gen_ai = {
+        "gen_ai.conversation.id": s.id,
+        "gen_ai.operation.name": "sessionstore.append",
+        "gen_ai.request.model": "claude-sonnet-4-5",
+    }
+    assert user == {
+        **gen_ai,
+        "sessionstore.session_id": s.id,
+        "sessionstore.events": 1,
+        "sessionstore.types": ("MessageAppended",),
+        "sessionstore.first_seq": 2,
+        "sessionstore.last_seq": 2,
+    }
+    assert assistant == {
+        **gen_ai,
+        "sessionstore.session_id": s.id,
+        "sessionstore.events": 1,
+        "sessionstore.types": ("MessageAppended",),
+        "sessionstore.first_seq": 3,
+        "sessionstore.last_seq": 3,
+        "gen_ai.usage.input_tokens": 2_112,  # the whole prompt: uncached, read and written
+        "gen_ai.usage.output_tokens": 30,
+        "gen_ai.usage.cache_read.input_tokens": 2_000,
+        "gen_ai.usage.cache_creation.input_tokens": 100,
+    }
+
+
+def test_an_append_that_fails_ends_its_span_with_the_error_and_no_figures(
+    store: SessionStore, exporter: InMemorySpanExporter
+) -> None:
+    s = store.create_session(model="", context_window=1_000)
+    stale = store.session(s.id)
+    s.append_user("first")
+    exporter.clear()
+    with pytest.raises(ConcurrencyError):
+        stale.append_user("second")
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "sessionstore.append"
+    assert span.status.status_code is StatusCode.ERROR
+    assert dict(span.attributes or {}) == {  # a session without a model names none
+        "gen_ai.conversation.id": s.id,
+        "gen_ai.operation.name": "sessionstore.append",
+    }
+
+
+def test_the_gen_ai_names_are_opentelemetrys_own() -> None:
+    from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as semconv
+
+    from sessionstore.context import _observe as ours
+
+    for name in (
+        "GEN_AI_CONVERSATION_ID",
+        "GEN_AI_OPERATION_NAME",
+        "GEN_AI_REQUEST_MODEL",
+        "GEN_AI_USAGE_INPUT_TOKENS",
+        "GEN_AI_USAGE_OUTPUT_TOKENS",
+        "GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS",
+        "GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS",
+    ):
+        assert getattr(ours, name) == getattr(semconv, name), name
+    # no well-known operation describes a store's append or a window check: ours are custom
+    known = {value.value for value in semconv.GenAiOperationNameValues}
+    assert not known & {"sessionstore.append", "sessionstore.prune", "sessionstore.summary"}
 
 
 def test_a_strategys_stage_is_logged_before_its_fallback(
