@@ -48,6 +48,7 @@ from sessionstore.projections._timeline import describe
 ROLE_TITLES = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
 
 _BACKTICKS = re.compile(r"`+")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _REDACTED = re.compile(re.escape(REDACTED_PREFIX) + r"[^\n]*\]")
 
 
@@ -58,6 +59,26 @@ def fence(content: str, info: str = "") -> str:
     marks = "`" * max(3, longest + 1)
     body = content if content.endswith("\n") or not content else content + "\n"
     return f"{marks}{info}\n{body}{marks}"
+
+
+def closed(text: str) -> str:
+    """Markdown text with a code fence it leaves open closed at its end: a model's answer cut
+    off inside a code block (at its token limit) would otherwise turn the rest of the
+    transcript, headings and all, into that block's code. Fences are read as CommonMark does
+    (three or more backticks or tildes, indented at most three spaces; closed by a run of the
+    same character at least as long, with nothing after it)."""
+    opened = ""
+    for line in text.split("\n"):
+        match = _FENCE.fullmatch(line)
+        if match is None:
+            continue
+        marks, rest = match.group(1), match.group(2)
+        if not opened:
+            if not (marks[0] == "`" and "`" in rest):  # a backtick fence's info has none
+                opened = marks
+        elif marks[0] == opened[0] and len(marks) >= len(opened) and not rest.strip():
+            opened = ""
+    return f"{text}\n{opened}" if opened else text
 
 
 def is_redaction(text: str) -> bool:
@@ -213,15 +234,15 @@ def _text(part: TextPart) -> str:
     if is_redaction(part.shown):
         return part.shown
     if part.truncation is None:
-        return part.shown
-    return part.shown + "\n\n" + _truncated(part.truncation)
+        return closed(part.shown)
+    return closed(part.shown) + "\n\n" + _truncated(part.truncation)
 
 
 def _live_text(fold: ContextFold, part: TextPart) -> str:
     """A long text truncated at append: its view with the note, or, once restored, the
     original (the fold's live part holds the view as `text` until then)."""
     if not fold.is_restorable(part.id) and not is_redaction(part.text):
-        return part.text + "\n\n_Restored: the original text is back in the context._"
+        return closed(part.text) + "\n\n_Restored: the original text is back in the context._"
     return _text(part)
 
 
@@ -230,7 +251,7 @@ def _thinking(text: str) -> str:
         return "_Thinking, not readable (kept as the provider sent it)._"
     if is_redaction(text):
         return f"_Thinking:_ {text}"
-    return f"<details>\n<summary>Thinking</summary>\n\n{text}\n\n</details>"
+    return f"<details>\n<summary>Thinking</summary>\n\n{closed(text)}\n\n</details>"
 
 
 def _call(part: ToolCallPart) -> str:

@@ -29,7 +29,7 @@ from sessionstore.events import (
     Truncation,
 )
 from sessionstore.projections import fold_events, history_markdown, markdown_of
-from sessionstore.projections._render_markdown import fence, is_redaction
+from sessionstore.projections._render_markdown import closed, fence, is_redaction
 from tests.projections.log import Log
 from tests.projections.test_summary import check_golden
 
@@ -167,3 +167,25 @@ def test_redacted_parts_read_as_their_placeholder_outside_any_fence() -> None:
         "## Tool",
         "**Tool result** of `bash` · `c1`: [redacted: a key]\n",
     ]
+
+
+@given(st.lists(texts, min_size=1, max_size=4))
+def test_a_text_that_leaves_a_fence_open_never_swallows_the_messages_after_it(
+    said: list[str],
+) -> None:
+    log = Log()
+    for n, words in enumerate(said):
+        log.message(Message(id=f"a{n}", role="assistant", parts=(TextPart(text=words or "."),)))
+        log.message(Message(id=f"u{n}", role="user", parts=(TextPart(text="Go on."),)))
+    transcript = markdown_of(fold_events(log.events))
+    tokens = MarkdownIt("commonmark").parse(transcript)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings == ["Session s1"] + ["Assistant", "User"] * len(said)
+
+
+def test_an_open_fence_is_closed_with_its_own_marks() -> None:
+    assert closed("Here:\n```python\nx = 1") == "Here:\n```python\nx = 1\n```"
+    assert closed("~~~~\n```\nstill code") == "~~~~\n```\nstill code\n~~~~"
+    assert closed("```\ncode\n```") == "```\ncode\n```"
+    assert closed("inline ``` is no fence") == "inline ``` is no fence"
+    assert closed("``` a`b\nnot a fence") == "``` a`b\nnot a fence"
