@@ -13,7 +13,7 @@ them would take longer than what is measured). Then, median of `--runs`:
 - `SessionStore.summaries(limit=10)` and `summaries()` of every session, in the API;
 - `Session.redact` of one part of one session.
 
-The issue's targets (issue 29): the first page within 0.1 s in the API, a full `ls --json`
+The targets: the first page within 0.1 s in the API, a full `ls --json`
 within 5 s, and a redaction that does not depend on the number of sessions.
 """
 
