@@ -149,9 +149,9 @@ class EventLog:
         raw append): its fold at the head they follow, with them folded in (put in `folded`,
         kept once they are stored). That fold is the one the last raw append to the session
         left, when it is at that head (appends in a loop fold only their own events), else
-        it is loaded from the newest snapshot; a new session's starts from its parent's
-        history (a fork) or nothing. `None` (not counted: a listing folds it) when that fold
-        cannot be made."""
+        it is loaded from the newest snapshot; a new session's starts from nothing. `None` (not
+        counted: a listing folds it) for a new fork, whose fold is its whole ancestry's, and
+        when that fold cannot be made."""
         try:
             first = events[0]
             with self._raw_folds_lock:
@@ -161,9 +161,11 @@ class EventLog:
             elif first.seq > 1:
                 fold = load_fold(self.recorder, first.session_id, first.seq - 1).fold
             elif isinstance(started := first.payload, SessionStarted) and (
-                started.parent_session_id is not None and started.parent_seq is not None
+                started.parent_session_id is not None
             ):
-                fold = load_fold(self.recorder, started.parent_session_id, started.parent_seq).fold
+                # a fork's fold is its whole ancestry's: folding it on every raw append made a
+                # chain of forks quadratic (10,000 levels: minutes). Left for a listing to fold.
+                return None
             else:
                 fold = ContextFold()
             for event in events:
