@@ -23,6 +23,15 @@ def test_the_tour_in_the_docs_is_what_the_commands_print_today(
     )
 
 
+def test_only_the_times_and_the_files_size_are_masked() -> None:
+    assert normalized("file         2,138,112 bytes with its write-ahead log") == (
+        "file         N bytes with its write-ahead log"
+    )
+    assert normalized("events       677, 2,138,112 bytes of JSON") == (
+        "events       677, 2,138,112 bytes of JSON"
+    )
+
+
 def test_only_the_times_are_masked() -> None:
     assert normalized("at seq 661 (2026-11-26 20:19:27); 20:19:27  pruned 5, 35,081 tokens") == (
         "at seq 661 (YYYY-MM-DD hh:mm:ss); hh:mm:ss  pruned 5, 35,081 tokens"
