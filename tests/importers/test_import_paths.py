@@ -233,7 +233,7 @@ def test_a_folder_report_names_each_session_once_with_exact_counts(
     run = cli("import", str(root))
     assert run.code == 0, run.err
     assert run.out.splitlines() == [
-        f"imported {session}: {events} events, {messages} live messages, {tokens:,} tokens"
+        f"imported {session}: {events:,} events, {messages:,} live messages, {tokens:,} tokens"
         for session, (_, events, messages, tokens) in expected.items()
     ]
     written = sum(each[0] for each in expected.values())

@@ -497,7 +497,8 @@ def test_the_import_report_does_not_build_the_live_context_it_reports_on(
 
     events, messages = 2 + 2 * LIVE_TURNS, 2 * LIVE_TURNS
     assert out == (
-        f"imported claude-code-s-1: {events} events, {messages} live messages, {tokens:,} tokens\n"
+        f"imported claude-code-s-1: {events:,} events, {messages:,} live messages, "
+        f"{tokens:,} tokens\n"
     )
 
 
