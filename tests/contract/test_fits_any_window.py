@@ -130,7 +130,7 @@ def test_no_call_is_over_the_window_and_every_output_is_restorable(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=12)
 @given(window=windows, request=requests, plan=steps)
 def test_no_call_is_over_the_window_many_examples(
     store: SessionStore,
