@@ -33,7 +33,6 @@ from agents.logger import log_model_action_error
 from agents.memory.session import SessionABC
 from agents.memory.session_settings import (
     SessionSettings,
-    coerce_session_settings,
     resolve_session_limit,
 )
 from agents.result import RunResult
@@ -62,7 +61,11 @@ from sessionstore.integrations.openai_agents._register import (
     taken,
     usage_entry,
 )
-from sessionstore.integrations.openai_agents._session import AgentsSession, item_of
+from sessionstore.integrations.openai_agents._session import (
+    AgentsSession,
+    item_of,
+    settings_of,
+)
 from sessionstore.integrations.openai_agents._turns import (
     TurnItem,
     sqlite_time,
@@ -93,11 +96,7 @@ class AdvancedAgentsSession(SessionABC):
         **create: Any,
     ) -> None:
         self.session_id = session_id
-        self.session_settings: SessionSettings | None = (
-            SessionSettings()
-            if session_settings is None
-            else coerce_session_settings(session_settings)
-        )
+        self.session_settings: SessionSettings | None = settings_of(session_settings)
         self._face = async_face(store)
         self._store = self._face.sync
         self._main = AgentsSession(session_id, store, **create)

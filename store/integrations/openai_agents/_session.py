@@ -79,6 +79,12 @@ envelope, a call output no pending call waits for): its message's one `NativePar
 text, so no render shows it to a model, and `get_items()` gives it back in its place."""
 
 
+def settings_of(given: SessionSettings | dict[str, Any] | None) -> SessionSettings:
+    """The SDK's settings as its own sessions keep them: an empty `SessionSettings` when none
+    are given (its `limit` is then `get_items()`'s default), a dict coerced."""
+    return SessionSettings() if given is None else coerce_session_settings(given)
+
+
 class AgentsSession(SessionABC):
     """An Agents SDK session kept in a `SessionStore` (or an `AsyncSessionStore`). The
     sessionstore session is created on first use with `create` (keyword arguments of
@@ -94,11 +100,7 @@ class AgentsSession(SessionABC):
     ) -> None:
         self.session_id = session_id
         # as the SDK's own sessions: its `limit` is `get_items()`'s default
-        self.session_settings: SessionSettings | None = (
-            SessionSettings()
-            if session_settings is None
-            else coerce_session_settings(session_settings)
-        )
+        self.session_settings: SessionSettings | None = settings_of(session_settings)
         self._face = async_face(store)
         self._store = self._face.sync
         self._create = create
