@@ -58,7 +58,7 @@ def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
     errors = exc.errors(include_url=False, include_input=False)
     problems = []
     for error in errors[:_MAX_PROBLEMS]:
-        where, keys = "", [str(key) for key in ((prefix,) if prefix else ()) + error["loc"]]
+        where, keys = "", [_shown(key) for key in ((prefix,) if prefix else ()) + error["loc"]]
         for n, key in enumerate(keys):
             if len(where) + len(key) > _MAX_WHERE:
                 where += "..."
@@ -68,6 +68,13 @@ def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
     if len(errors) > _MAX_PROBLEMS:
         problems.append(f"and {len(errors) - _MAX_PROBLEMS} more")
     return "; ".join(problems)
+
+
+def _shown(key: str | int) -> str:
+    """A path key as the one line shows it: a key with a line break or another character
+    that is not printable (a dict key is anything) as its `repr`, so the line stays one."""
+    text = str(key)
+    return text if text.isprintable() else repr(text)
 
 
 class ArgumentModel(BaseModel):

@@ -137,6 +137,12 @@ def test_a_tool_call_takes_its_arguments_one_way(fields: dict[str, Any], message
         ToolCall(id="c1", name="read", **fields)
 
 
+def test_a_key_with_a_line_break_is_named_on_the_one_line_of_the_error() -> None:
+    with pytest.raises(InvalidArgument) as raised:
+        ToolCall(id="c1", name="read", input={"\n": b""})
+    assert str(raised.value) == "ToolCall: input.dict.'\\n': input was not a valid JSON value"
+
+
 def test_model_validate_refuses_both_forms_too() -> None:
     with pytest.raises(ValueError, match="not both"):
         ToolCall.model_validate({"id": "c", "name": "n", "input": {}, "arguments": "{}"})
