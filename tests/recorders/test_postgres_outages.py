@@ -2,10 +2,13 @@
 ones (`ALLOW_CONNECTIONS false`): every public call raises `DatabaseUnavailable`, never a
 driver error, changes nothing, and works again once the server takes connections again.
 
-The tests make a scratch database (`ALLOW_CONNECTIONS` is a database's setting), one per
-process that runs them, and each test a schema of its own in it; they terminate only that
-database's connections. One database, not one per test: dropping a database makes the server
-checkpoint, which took up to a minute on a busy machine."""
+The tests use a scratch database (`ALLOW_CONNECTIONS` is a database's setting), and each test a
+schema of its own in it, dropped afterwards; they terminate only that database's connections.
+The scratch databases are kept on the server between runs (`sessionstore_outages_1`, `_2`, ...,
+created when missing), never dropped: dropping a database makes the server checkpoint, which
+took one to two minutes of a test run on a busy machine. A process claims one with an
+advisory lock for as long as it runs these tests, so two test runs at once (two xdist workers,
+two checkouts) never cut each other's connections."""
 
 from __future__ import annotations
 
@@ -47,22 +50,40 @@ class ScratchDatabase:
             self.drop_connections()
 
 
+SCRATCH_DATABASES = 16
+"""Kept scratch databases a run may claim: more than the test processes that run at once."""
+_CLAIM = 4_270_001
+"""The advisory lock class whose key `n` claims scratch database `n`."""
+
+
 @pytest.fixture(scope="module")
 def scratch_database() -> Iterator[ScratchDatabase]:
     require_postgres()
-    name = f"sessionstore_outage_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
-    with admin.connect() as conn:
-        conn.execute(sa.text(f"CREATE DATABASE {name}"))
-    url = sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
-    database = ScratchDatabase(name, url, admin)
-    try:
-        yield database
-    finally:
-        database.refuse_connections(False)
-        with admin.connect() as conn:
-            conn.execute(sa.text(f"DROP DATABASE {name} WITH (FORCE)"))
-        admin.dispose()
+    with admin.connect() as claim:  # held open: the advisory lock lasts as long as it does
+        name = _claimed_database(claim)
+        url = sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+        database = ScratchDatabase(name, url, admin)
+        try:
+            yield database
+        finally:
+            database.refuse_connections(False)
+    admin.dispose()
+
+
+def _claimed_database(claim: sa.Connection) -> str:
+    """The name of a kept scratch database this connection now holds the lock of, created
+    if it is missing."""
+    for n in range(1, SCRATCH_DATABASES + 1):
+        lock = sa.text("SELECT pg_try_advisory_lock(:c, :n)")
+        if not claim.execute(lock, {"c": _CLAIM, "n": n}).scalar_one():
+            continue
+        name = f"sessionstore_outages_{n}"
+        exists = claim.execute(sa.text("SELECT 1 FROM pg_database WHERE datname = :d"), {"d": name})
+        if exists.first() is None:
+            claim.execute(sa.text(f"CREATE DATABASE {name}"))
+        return name
+    pytest.fail(f"all {SCRATCH_DATABASES} scratch databases are claimed by other test runs")
 
 
 @pytest.fixture
@@ -73,11 +94,16 @@ def scratch(scratch_database: ScratchDatabase) -> Iterator[ScratchDatabase]:
     engine = sa.create_engine(scratch_database.url, poolclass=sa.pool.NullPool)
     with engine.begin() as conn:
         conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    engine.dispose()
     url = sa.make_url(scratch_database.url)
     url = url.update_query_dict({"options": f"-csearch_path={schema}"})
-    yield replace(scratch_database, url=url.render_as_string(hide_password=False))
-    scratch_database.refuse_connections(False)
+    try:
+        yield replace(scratch_database, url=url.render_as_string(hide_password=False))
+    finally:
+        scratch_database.refuse_connections(False)
+        scratch_database.drop_connections()  # a store the test left open holds the schema
+        with engine.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
 
 
 def secret_part(session: Session) -> str:
