@@ -57,6 +57,21 @@ def test_ls_filters_by_app_user_and_tag_and_pages(cli: Cli) -> None:
     assert refused.code != 0 and "app must be None or 1 to 128 characters" in refused.err
 
 
+def test_ls_pages_after_a_session_by_its_id_or_prefix(cli: Cli) -> None:
+    with SessionStore(cli.url) as store:
+        for name in ("alpha", "bravo", "charlie", "delta", "echo"):
+            store.create_session(model="m", session_id=name)
+    everything = [r["id"] for r in json.loads(cli("ls", "--json").out)]
+    first = [r["id"] for r in json.loads(cli("ls", "--limit", "2", "--json").out)]
+    second = json.loads(cli("ls", "--limit", "2", "--after", first[-1], "--json").out)
+    assert first + [r["id"] for r in second] == everything[:4]
+    prefix = everything[3][:3]  # each name is told apart by its first three letters
+    rest = json.loads(cli("ls", "--after", prefix, "--json").out)
+    assert [r["id"] for r in rest] == everything[4:]
+    unknown = cli("ls", "--after", "nobody")
+    assert unknown.code != 0 and "nobody" in unknown.err
+
+
 def test_ls_refuses_a_limit_or_offset_no_database_takes(cli: Cli) -> None:
     huge = str(10**30)
     for option in ("--limit", "--offset"):
