@@ -56,6 +56,12 @@ from sessionstore.storage._recorder import (
 from sessionstore.storage._schema import events
 from sessionstore.storage._sql import PAGE, SqlRecorder, serialize_json, shown_url, state_of
 
+_EXTENSION_RELATIONS = sa.text(
+    "SELECT c.relname FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass "
+    "AND d.objid = c.oid AND d.deptype = 'e' "
+    "WHERE c.relnamespace = current_schema()::regnamespace"
+)
+"""The relations of the current schema that belong to an extension (dependency type `e`)."""
 _MIGRATION_LOCK = 0x5E55_1045  # an arbitrary, fixed advisory-lock key for sessionstore migrations
 
 PARTITIONS = "partitions"
@@ -290,7 +296,7 @@ class PostgresRecorder(SqlRecorder):
         """What the database holds; `SchemaMismatch` when it is ours but laid out otherwise than
         the URL's `partitions` asks (a layout is chosen once, when the schema is created)."""
         with self._reading() as conn:
-            state = state_of(conn)
+            state = self._state(conn)
             if self.partitions is None or state.revision is None or "events" not in state.tables:
                 return state
             found = int(conn.execute(_PARTITIONS_OF_EVENTS).scalar_one())
@@ -302,6 +308,14 @@ class PostgresRecorder(SqlRecorder):
                 f"created (open it without `{PARTITIONS}=`)"
             )
         return state
+
+    def _state(self, conn: sa.Connection) -> DatabaseState:
+        """`state_of`, leaving out the relations an extension owns: a database with an
+        extension that keeps tables or views in the schema (Citus's `citus_tables`,
+        `citus_schemas`) is not another application's for that."""
+        state = state_of(conn)
+        owned = set(conn.execute(_EXTENSION_RELATIONS).scalars())
+        return state._replace(tables=state.tables - owned) if owned & state.tables else state
 
     def _migration_lock(self, conn: sa.Connection) -> None:
         """Two processes opening the same empty database must not both create the schema: the

@@ -603,7 +603,7 @@ class SqlRecorder:
     def migrate(self, revision: str, *, refuse: ForeignCheck) -> None:
         with self._writing() as conn:
             self._migration_lock(conn)
-            refuse(state_of(conn))
+            refuse(self._state(conn))
             from alembic import command
 
             config = alembic_config()
@@ -616,7 +616,11 @@ class SqlRecorder:
 
     def database_state(self) -> DatabaseState:
         with self._reading() as conn:
-            return state_of(conn)
+            return self._state(conn)
+
+    def _state(self, conn: sa.Connection) -> DatabaseState:
+        """What the database holds, as the backend tells it (`state_of`, by default)."""
+        return state_of(conn)
 
     def close(self) -> None:
         self.engine.dispose()

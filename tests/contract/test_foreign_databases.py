@@ -152,3 +152,24 @@ def test_with_migrate_off_a_missing_sqlite_file_is_not_created(tmp_path: Path) -
         f"run `sessionstore --db {shlex.quote(url)} db upgrade` to create it"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_relations_an_extension_owns_are_not_another_applications(
+    postgres_backend: Backend,
+) -> None:
+    """Citus keeps `citus_tables` and `citus_schemas` in the schema, as members of its
+    extension; here a table and a view are made members of `plpgsql` (the extension every
+    server has) to stand for them."""
+    members = (("TABLE", "citus_schemas"), ("VIEW", "citus_tables"))
+    postgres_backend.execute("CREATE TABLE citus_schemas (name TEXT)")
+    postgres_backend.execute("CREATE VIEW citus_tables AS SELECT 1 AS one")
+    for kind, name in members:
+        postgres_backend.execute(f"ALTER EXTENSION plpgsql ADD {kind} {name}")
+    try:
+        with SessionStore(postgres_backend.url) as store:
+            store.create_session(model="m", session_id="s1")
+        assert table_names(postgres_backend) == TABLES | {"citus_schemas"}  # tables, not views
+        assert SessionStore(postgres_backend.url).version("s1") == 1
+    finally:  # a member cannot be dropped with the schema while the extension holds it
+        for kind, name in members:
+            postgres_backend.execute(f"ALTER EXTENSION plpgsql DROP {kind} {name}")
