@@ -44,6 +44,13 @@ from sessionstore.storage._memory import discard as discard_memory_database
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 
+# The suite starts hundreds of Python processes (its workers, the command line, the crash and
+# packaging tests), each importing sessionstore anew: with `PYTHONDONTWRITEBYTECODE` set (as on
+# some CI machines) each would compile every module it imports again, a third of a second of a
+# command's start. Processes started from here may write their bytecode (to `__pycache__`
+# folders, which git ignores); this process itself started before and is left as it is.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def _code_under_test() -> Path:
     """The checkout the installed `sessionstore` runs from (an editable install links into
