@@ -42,9 +42,9 @@ from sessionstore.log._append import (
 from sessionstore.log._bodies import decode_stored
 from sessionstore.log._redact import check_redaction
 from sessionstore.log._replay import (
-    CHECKPOINT_EVERY,
     LoadedFold,
     load_fold,
+    passes_checkpoint,
     save_snapshot,
     seq_at_time,
 )
@@ -139,7 +139,7 @@ class EventLog:
             self.recorder, session_id, batch, expected_version, self._clock, known_head, fold_in
         )
         if folded and folded[0].hash == recorded[-1].hash:  # the fold is at the stored head
-            if self._passes_checkpoint(folded[0], recorded):
+            if passes_checkpoint(folded[0], recorded[0].seq):
                 self.save_snapshot(folded[0])
             with self._raw_folds_lock:
                 self._raw_folds[session_id] = folded[0]
@@ -149,16 +149,6 @@ class EventLog:
             self._forget_snapshots(session_id)
             self.scrub(f"redacted bodies of {session_id}")
         return recorded
-
-    @staticmethod
-    def _passes_checkpoint(fold: ContextFold, recorded: Sequence[RecordedEvent]) -> bool:
-        """Whether raw appends that leave `fold` at their head just passed a multiple of
-        `CHECKPOINT_EVERY`: their fold is saved there, so a replay need not wait for a read to
-        save it (a context longer than twice that many messages is left to the reads, which
-        space checkpoints by its length: see `checkpoint_due`)."""
-        first, last = recorded[0].seq, recorded[-1].seq
-        crossed = (first - 1) // CHECKPOINT_EVERY < last // CHECKPOINT_EVERY
-        return crossed and fold.live_count <= 2 * CHECKPOINT_EVERY
 
     def _fold_from_log(
         self, events: Sequence[RecordedEvent], folded: list[ContextFold]
@@ -276,7 +266,7 @@ class EventLog:
         if self.snapshot_due(loaded.fold, snapshot_seq, compacted=False):
             self.save_snapshot(loaded.fold)
             snapshot_seq = loaded.fold.seq
-        return LoadedFold(loaded.fold, snapshot_seq)
+        return LoadedFold(loaded.fold, snapshot_seq, loaded.folded)
 
     def fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
         """A fresh fold of the session right after event `at` (a seq or a time)."""

@@ -71,6 +71,8 @@ class LoadedFold:
     fold: ContextFold
     snapshot_seq: int | None
     """The seq of the snapshot the fold started from, or `None` when it folded everything."""
+    folded: int = 0
+    """How many events this load folded (after the snapshot it started from, if any)."""
 
 
 def seq_at_time(recorder: Recorder, session_id: str, moment: datetime) -> int:
@@ -117,6 +119,7 @@ def load_fold(
     session, upto = session_id, to_seq
     fold: ContextFold | None = None
     snapshot_seq = None
+    folded = 0
     while fold is None:
         if session in seen:
             raise InvalidEvent(f"the fork chain of {session_id!r} loops back to {session!r}")
@@ -126,6 +129,7 @@ def load_fold(
             if loaded is not None:
                 fold = loaded.fold
                 snapshot_seq = loaded.snapshot_seq if session == session_id else None
+                folded = loaded.folded
                 break
         first = _first_event(recorder, session, upto)
         below.append((session, upto, first))
@@ -136,8 +140,8 @@ def load_fold(
             session, upto = parent
     for session, upto, first in reversed(below):
         fold.apply(first)
-        fold_forward(recorder, fold, session, 2, upto, checkpoint)
-    return LoadedFold(fold, snapshot_seq)
+        folded += 1 + fold_forward(recorder, fold, session, 2, upto, checkpoint)
+    return LoadedFold(fold, snapshot_seq, folded)
 
 
 def fold_forward(
@@ -147,15 +151,18 @@ def fold_forward(
     from_seq: int,
     to_seq: int,
     checkpoint: Checkpoint | None,
-) -> None:
+) -> int:
     """Fold the session's events `from_seq..to_seq` into `fold`, saving a checkpoint at each
-    seq where one is due."""
+    seq where one is due; how many events were folded."""
     last = from_seq - 1
+    folded = 0
     for event in events_of(recorder, session_id, from_seq, to_seq):
         fold.apply(event)
+        folded += 1
         if checkpoint is not None and checkpoint_due(fold, last):
             checkpoint(fold)
             last = fold.seq
+    return folded
 
 
 def checkpoint_due(fold: ContextFold, previous: int) -> bool:
@@ -167,6 +174,15 @@ def checkpoint_due(fold: ContextFold, previous: int) -> bool:
     constant of its own cost)."""
     seq = fold.seq
     return seq % CHECKPOINT_EVERY == 0 and seq - previous >= fold.live_count // 2
+
+
+def passes_checkpoint(fold: ContextFold, first_seq: int) -> bool:
+    """Whether appends of the seqs `first_seq..fold.seq`, which leave `fold` at their head,
+    passed a multiple of `CHECKPOINT_EVERY`: their writer saves its fold there, so a replay
+    need not wait for a read to save one (a context longer than twice that many messages is
+    left to the reads, which space checkpoints by its length: see `checkpoint_due`)."""
+    crossed = (first_seq - 1) // CHECKPOINT_EVERY < fold.seq // CHECKPOINT_EVERY
+    return crossed and fold.live_count <= 2 * CHECKPOINT_EVERY
 
 
 def _first_event(recorder: Recorder, session_id: str, to_seq: int) -> RecordedEvent:
@@ -212,7 +228,7 @@ def _from_newest_snapshot(
         seq, text = found
         try:
             fold = _checked_snapshot(recorder, session_id, seq, text)
-            fold_forward(recorder, fold, session_id, seq + 1, to_seq, checkpoint)
+            folded = fold_forward(recorder, fold, session_id, seq + 1, to_seq, checkpoint)
         except DatabaseUnavailable:
             raise
         except Exception as exc:
@@ -221,7 +237,7 @@ def _from_newest_snapshot(
             if below < 1:
                 return None
             continue
-        return LoadedFold(fold, seq)
+        return LoadedFold(fold, seq, folded)
     return None
 
 
