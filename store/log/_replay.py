@@ -62,8 +62,9 @@ _SNAPSHOTS_TRIED = 3
 """How many stored snapshots a load checks, newest first, before it folds from the first
 event: one bad snapshot costs one more check, not a fold of the whole history."""
 
-Checkpoint = Callable[[ContextFold], None]
-"""Saves a fold's state as a snapshot at its seq, best effort (`EventLog.save_snapshot`)."""
+SaveCheckpoint = Callable[[ContextFold], None]
+"""Saves a fold's state as a snapshot at its seq, best effort (`EventLog.save_snapshot`). A
+checkpoint of the fold, not to be confused with `verify`'s `Checkpoint` of session heads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +107,7 @@ def load_fold(
     to_seq: int,
     *,
     use_snapshots: bool = True,
-    checkpoint: Checkpoint | None = None,
+    checkpoint: SaveCheckpoint | None = None,
 ) -> LoadedFold:
     """The session's context fold right after event `to_seq` (which must exist); with
     `checkpoint`, the folds it passes on the way are saved where one is due.
@@ -150,7 +151,7 @@ def fold_forward(
     session_id: str,
     from_seq: int,
     to_seq: int,
-    checkpoint: Checkpoint | None,
+    checkpoint: SaveCheckpoint | None,
 ) -> int:
     """Fold the session's events `from_seq..to_seq` into `fold`, saving a checkpoint at each
     seq where one is due; how many events were folded."""
@@ -215,7 +216,7 @@ def events_of(
 
 
 def _from_newest_snapshot(
-    recorder: Recorder, session_id: str, to_seq: int, checkpoint: Checkpoint | None = None
+    recorder: Recorder, session_id: str, to_seq: int, checkpoint: SaveCheckpoint | None = None
 ) -> LoadedFold | None:
     """The newest usable snapshot folded forward to `to_seq`, or `None` when there is none:
     one that fails a check is logged and ignored, and the one before it is tried (up to
