@@ -308,9 +308,10 @@ class EventLog:
         self.save_snapshot(fold)
         return fold.seq
 
-    def save_snapshot(self, fold: ContextFold) -> None:
+    def save_snapshot(self, fold: ContextFold) -> bool:
         """Best effort: a snapshot is a cache, and failing to write one, in any way, must not
-        make the append that triggered it look failed (a caller would retry it)."""
+        make the append that triggered it look failed (a caller would retry it). Whether it
+        was saved."""
         try:
             save_snapshot(self.recorder, fold, self._clock())
         except Exception as exc:
@@ -320,3 +321,5 @@ class EventLog:
                 fold.seq,
                 one_line(exc),
             )
+            return False
+        return True

@@ -62,9 +62,10 @@ _SNAPSHOTS_TRIED = 3
 """How many stored snapshots a load checks, newest first, before it folds from the first
 event: one bad snapshot costs one more check, not a fold of the whole history."""
 
-SaveCheckpoint = Callable[[ContextFold], None]
-"""Saves a fold's state as a snapshot at its seq, best effort (`EventLog.save_snapshot`). A
-checkpoint of the fold, not to be confused with `verify`'s `Checkpoint` of session heads."""
+SaveCheckpoint = Callable[[ContextFold], bool]
+"""Saves a fold's state as a snapshot at its seq, best effort (`EventLog.save_snapshot`):
+whether it could. A checkpoint of the fold, not to be confused with `verify`'s `Checkpoint`
+of session heads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,14 +155,16 @@ def fold_forward(
     checkpoint: SaveCheckpoint | None,
 ) -> int:
     """Fold the session's events `from_seq..to_seq` into `fold`, saving a checkpoint at each
-    seq where one is due; how many events were folded."""
+    seq where one is due (until one cannot be saved: a database this reader cannot write is
+    not asked again, nor warned about, on every thousandth event); how many were folded."""
     last = from_seq - 1
     folded = 0
     for event in events_of(recorder, session_id, from_seq, to_seq):
         fold.apply(event)
         folded += 1
         if checkpoint is not None and checkpoint_due(fold, last):
-            checkpoint(fold)
+            if not checkpoint(fold):
+                checkpoint = None
             last = fold.seq
     return folded
 

@@ -217,3 +217,32 @@ def test_a_fork_replays_through_its_parents_checkpoints(store: SessionStore) -> 
         loaded = load_fold(store._recorder, fork.id, seq)
         assert context_of(loaded.fold) == full_fold(store, fork.id, seq)
     assert store.verify(fork.id).ok
+
+
+def test_a_replay_that_cannot_save_a_checkpoint_tries_once_and_still_folds_right(
+    backend: Backend, store: SessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reader that cannot write (here: the snapshots table refuses every row) gets the right
+    context, with one warning, not one per checkpoint it passed."""
+    events = list(agent_events(["turn", "compact", "turn", "compact", "turn", "compact", "turn"]))
+    write(store, "readonly", events, len(events))
+    if backend.name == "postgresql":
+        backend.execute(
+            "CREATE FUNCTION refuse_snapshots() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'read only'; END $$"
+        )
+        backend.execute(
+            "CREATE TRIGGER refuse_snapshots BEFORE INSERT ON snapshots "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_snapshots()"
+        )
+    else:
+        backend.execute(
+            "CREATE TRIGGER refuse_snapshots BEFORE INSERT ON snapshots "
+            "BEGIN SELECT RAISE(ABORT, 'read only'); END"
+        )
+    with caplog.at_level("WARNING", logger="sessionstore"):
+        loaded = load_fold(store._recorder, "readonly", 14, checkpoint=store._log.save_snapshot)
+    assert (loaded.snapshot_seq, loaded.folded) == (None, 14)
+    assert context_of(loaded.fold) == full_fold(store, "readonly", 14)
+    warnings = [r for r in caplog.records if "could not save a snapshot" in r.getMessage()]
+    assert len(warnings) == 1
