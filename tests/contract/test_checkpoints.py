@@ -114,8 +114,8 @@ def test_a_replay_at_every_seq_equals_a_fold_of_every_event(
     """Replays at every seq, in order, each starting from the checkpoint at or before it
     (which the replays before saved, where the writes did not): each folds fewer than
     `CHECKPOINT_EVERY` events (or half the context's length, where that is longer: see
-    `checkpoint_due`) and gives exactly the fully folded context; replayed again in any
-    order, the same."""
+    `checkpoint_due`) and gives exactly the fully folded context; replayed again from the
+    head down, the same."""
     session_id = f"ck-{len(store.sessions())}"
     head = write(store, session_id, list(agent_events(ops)), batch)
     longest = max(len(full_fold(store, session_id, seq).messages) for seq in range(1, head + 1))
