@@ -175,7 +175,10 @@ def format_timestamp(moment: datetime) -> str:
     """ISO-8601 UTC with microseconds and a `Z`: the one text form of a time that is hashed."""
     if moment.tzinfo is None:
         raise ValueError("timestamps must be timezone-aware")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(UTC)
+    if utc.year >= 1000:  # the same text as strftime's, at a third of its cost (every hash)
+        return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # the year as strftime writes it here
 
 
 def event_hash(

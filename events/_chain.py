@@ -23,6 +23,11 @@ class ChainLink:
     prev_hash: str
     hash: str
     payload: Mapping[str, Any]
+    stored_json: bytes | None = None
+    """The payload's text as the database kept it, when that may be the very bytes the hash
+    covers (SQLite keeps what was written; PostgreSQL's JSONB does not): hashed as it is
+    first, which saves writing `payload` out again; the canonical form of `payload` is
+    hashed when those bytes do not give the stored hash."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,20 +70,15 @@ def verify_chain(
             return broken(expected_seq, f"expected seq {expected_seq}, found seq {link.seq}")
         if link.prev_hash != expected_prev:
             return broken(link.seq, "prev_hash is not the previous event's hash")
-        try:
-            payload_json = hashed_json(link.payload)
-        except InvalidEvent as exc:
-            return broken(link.seq, f"payload is not canonical JSON: {exc}")
-        recomputed = event_hash(
-            prev_hash=link.prev_hash,
-            event_id=link.event_id,
-            session_id=session_id,
-            seq=link.seq,
-            event_type=link.type,
-            schema_version=link.schema_version,
-            recorded_at=link.recorded_at,
-            payload_json=payload_json,
-        )
+        recomputed = None
+        if link.stored_json is not None:
+            recomputed = _hash_of(session_id, link, link.stored_json)
+        if recomputed != link.hash:
+            try:
+                payload_json = hashed_json(link.payload)
+            except InvalidEvent as exc:
+                return broken(link.seq, f"payload is not canonical JSON: {exc}")
+            recomputed = _hash_of(session_id, link, payload_json)
         if recomputed != link.hash:
             return broken(link.seq, "stored hash does not match the event's content")
         if previous_time is not None and link.recorded_at < previous_time:
@@ -97,3 +97,16 @@ def verify_chain(
     if head_hash is not None and head_hash != expected_prev:
         return broken(last_seq, "session head hash is not the last event's hash")
     return ChainReport(session_id, checked)
+
+
+def _hash_of(session_id: str, link: ChainLink, payload_json: bytes) -> str:
+    return event_hash(
+        prev_hash=link.prev_hash,
+        event_id=link.event_id,
+        session_id=session_id,
+        seq=link.seq,
+        event_type=link.type,
+        schema_version=link.schema_version,
+        recorded_at=link.recorded_at,
+        payload_json=payload_json,
+    )

@@ -41,7 +41,13 @@ from sessionstore.log._append import (
 )
 from sessionstore.log._bodies import decode_stored
 from sessionstore.log._redact import check_redaction
-from sessionstore.log._replay import LoadedFold, load_fold, save_snapshot, seq_at_time
+from sessionstore.log._replay import (
+    LoadedFold,
+    load_fold,
+    passes_checkpoint,
+    save_snapshot,
+    seq_at_time,
+)
 from sessionstore.projections import ContextFold
 from sessionstore.storage import Head, Recorder
 
@@ -133,6 +139,8 @@ class EventLog:
             self.recorder, session_id, batch, expected_version, self._clock, known_head, fold_in
         )
         if folded and folded[0].hash == recorded[-1].hash:  # the fold is at the stored head
+            if passes_checkpoint(folded[0], recorded[0].seq):
+                self.save_snapshot(folded[0])
             with self._raw_folds_lock:
                 self._raw_folds[session_id] = folded[0]
                 while len(self._raw_folds) > RAW_FOLDS_KEPT:
@@ -159,7 +167,9 @@ class EventLog:
             if kept is not None and kept.seq == first.seq - 1 and kept.hash == first.prev_hash:
                 fold = kept
             elif first.seq > 1:
-                fold = load_fold(self.recorder, first.session_id, first.seq - 1).fold
+                fold = load_fold(
+                    self.recorder, first.session_id, first.seq - 1, checkpoint=self.save_snapshot
+                ).fold
             elif isinstance(started := first.payload, SessionStarted) and (
                 started.parent_session_id is not None
             ):
@@ -183,7 +193,9 @@ class EventLog:
         by the write that moved it."""
         try:
             head = self.version(session_id) if head is None else head
-            tokens = load_fold(self.recorder, session_id, head).fold.tokens
+            tokens = load_fold(
+                self.recorder, session_id, head, checkpoint=self.save_snapshot
+            ).fold.tokens
             self.recorder.count_live_tokens(session_id, head, tokens)
         except Exception as exc:
             log.info("could not count the live tokens of %s: %s", session_id, one_line(exc))
@@ -247,16 +259,19 @@ class EventLog:
     def load(self, session_id: str) -> LoadedFold:
         """The session's fold at its head, from the newest usable snapshot; one is saved when
         due, so the next resume folds less."""
-        loaded = load_fold(self.recorder, session_id, self.version(session_id))
+        loaded = load_fold(
+            self.recorder, session_id, self.version(session_id), checkpoint=self.save_snapshot
+        )
         snapshot_seq = loaded.snapshot_seq or 0
         if self.snapshot_due(loaded.fold, snapshot_seq, compacted=False):
             self.save_snapshot(loaded.fold)
             snapshot_seq = loaded.fold.seq
-        return LoadedFold(loaded.fold, snapshot_seq)
+        return LoadedFold(loaded.fold, snapshot_seq, loaded.folded)
 
     def fold_at(self, session_id: str, at: int | datetime) -> ContextFold:
         """A fresh fold of the session right after event `at` (a seq or a time)."""
-        return load_fold(self.recorder, session_id, self.seq_at(session_id, at)).fold
+        seq = self.seq_at(session_id, at)
+        return load_fold(self.recorder, session_id, seq, checkpoint=self.save_snapshot).fold
 
     def seq_at(self, session_id: str, at: int | datetime) -> int:
         """The seq a replay point names: `at` itself, or the last event at or before a time;
@@ -293,9 +308,10 @@ class EventLog:
         self.save_snapshot(fold)
         return fold.seq
 
-    def save_snapshot(self, fold: ContextFold) -> None:
+    def save_snapshot(self, fold: ContextFold) -> bool:
         """Best effort: a snapshot is a cache, and failing to write one, in any way, must not
-        make the append that triggered it look failed (a caller would retry it)."""
+        make the append that triggered it look failed (a caller would retry it). Whether it
+        was saved."""
         try:
             save_snapshot(self.recorder, fold, self._clock())
         except Exception as exc:
@@ -305,3 +321,5 @@ class EventLog:
                 fold.seq,
                 one_line(exc),
             )
+            return False
+        return True

@@ -8,13 +8,20 @@ and the fold starts from the first event, so deleting snapshots never changes a 
 
 A fork's history is its parent's up to the fork point, then its own: with no snapshot of its
 own, a fork's fold starts from its parent's fold at `parent_seq` (itself loaded this way).
+
+Checkpoints bound a replay at any length: a fold that passes a seq that is a multiple of
+`CHECKPOINT_EVERY` saves a snapshot there (through the `checkpoint` its caller gives: the log
+saves it, best effort), so once one read has passed a point, a replay to any seq near it
+folds fewer than `CHECKPOINT_EVERY` events after the checked snapshot at or before it. A
+checkpoint is a snapshot like any other (same table, key and checks); one that fails a check
+is ignored and an older one is tried, down to the first event.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -46,12 +53,28 @@ log = logging.getLogger("sessionstore")
 _DECODE_PAGE = 500
 """Events decoded together: their bodies are read in one query."""
 
+CHECKPOINT_EVERY = 1_000
+"""A fold saves a checkpoint at each seq that is a multiple of this, so a replay folds fewer
+events than this after the checkpoint it starts from (see `checkpoint_due` for a context so
+long that writing one costs more)."""
+
+_SNAPSHOTS_TRIED = 3
+"""How many stored snapshots a load checks, newest first, before it folds from the first
+event: one bad snapshot costs one more check, not a fold of the whole history."""
+
+SaveCheckpoint = Callable[[ContextFold], bool]
+"""Saves a fold's state as a snapshot at its seq, best effort (`EventLog.save_snapshot`):
+whether it could. A checkpoint of the fold, not to be confused with `verify`'s `Checkpoint`
+of session heads."""
+
 
 @dataclass(frozen=True, slots=True)
 class LoadedFold:
     fold: ContextFold
     snapshot_seq: int | None
     """The seq of the snapshot the fold started from, or `None` when it folded everything."""
+    folded: int = 0
+    """How many events this load folded (after the snapshot it started from, if any)."""
 
 
 def seq_at_time(recorder: Recorder, session_id: str, moment: datetime) -> int:
@@ -80,9 +103,15 @@ def seq_at_time(recorder: Recorder, session_id: str, moment: datetime) -> int:
 
 @collection_paused()
 def load_fold(
-    recorder: Recorder, session_id: str, to_seq: int, *, use_snapshots: bool = True
+    recorder: Recorder,
+    session_id: str,
+    to_seq: int,
+    *,
+    use_snapshots: bool = True,
+    checkpoint: SaveCheckpoint | None = None,
 ) -> LoadedFold:
-    """The session's context fold right after event `to_seq` (which must exist).
+    """The session's context fold right after event `to_seq` (which must exist); with
+    `checkpoint`, the folds it passes on the way are saved where one is due.
 
     A fork's history is its parent's up to the fork point: the walk goes up the chain of
     parents (iteratively, so no depth is too deep) until it meets a usable snapshot or a
@@ -92,15 +121,17 @@ def load_fold(
     session, upto = session_id, to_seq
     fold: ContextFold | None = None
     snapshot_seq = None
+    folded = 0
     while fold is None:
         if session in seen:
             raise InvalidEvent(f"the fork chain of {session_id!r} loops back to {session!r}")
         seen.add(session)
         if use_snapshots:
-            loaded = _from_newest_snapshot(recorder, session, upto)
+            loaded = _from_newest_snapshot(recorder, session, upto, checkpoint)
             if loaded is not None:
                 fold = loaded.fold
                 snapshot_seq = loaded.snapshot_seq if session == session_id else None
+                folded = loaded.folded
                 break
         first = _first_event(recorder, session, upto)
         below.append((session, upto, first))
@@ -111,9 +142,51 @@ def load_fold(
             session, upto = parent
     for session, upto, first in reversed(below):
         fold.apply(first)
-        for event in events_of(recorder, session, 2, upto):
-            fold.apply(event)
-    return LoadedFold(fold, snapshot_seq)
+        folded += 1 + fold_forward(recorder, fold, session, 2, upto, checkpoint)
+    return LoadedFold(fold, snapshot_seq, folded)
+
+
+def fold_forward(
+    recorder: Recorder,
+    fold: ContextFold,
+    session_id: str,
+    from_seq: int,
+    to_seq: int,
+    checkpoint: SaveCheckpoint | None,
+) -> int:
+    """Fold the session's events `from_seq..to_seq` into `fold`, saving a checkpoint at each
+    seq where one is due (until one cannot be saved: a database this reader cannot write is
+    not asked again, nor warned about, on every thousandth event); how many were folded."""
+    last = from_seq - 1
+    folded = 0
+    for event in events_of(recorder, session_id, from_seq, to_seq):
+        fold.apply(event)
+        folded += 1
+        if checkpoint is not None and checkpoint_due(fold, last):
+            if not checkpoint(fold):
+                checkpoint = None
+            last = fold.seq
+    return folded
+
+
+def checkpoint_due(fold: ContextFold, previous: int) -> bool:
+    """Whether a fold that stands at a multiple of `CHECKPOINT_EVERY` saves a checkpoint there,
+    `previous` being the seq of the last one on its way (or where it started). Writing one
+    costs O(live messages); so in a context longer than `2 * CHECKPOINT_EVERY` messages they
+    are spaced by at least half its length, which keeps their cost per event constant (a
+    replay there builds a context that long anyway, so folding that many events is within a
+    constant of its own cost)."""
+    seq = fold.seq
+    return seq % CHECKPOINT_EVERY == 0 and seq - previous >= fold.live_count // 2
+
+
+def passes_checkpoint(fold: ContextFold, first_seq: int) -> bool:
+    """Whether appends of the seqs `first_seq..fold.seq`, which leave `fold` at their head,
+    passed a multiple of `CHECKPOINT_EVERY`: their writer saves its fold there, so a replay
+    need not wait for a read to save one (a context longer than twice that many messages is
+    left to the reads, which space checkpoints by its length: see `checkpoint_due`)."""
+    crossed = (first_seq - 1) // CHECKPOINT_EVERY < fold.seq // CHECKPOINT_EVERY
+    return crossed and fold.live_count <= 2 * CHECKPOINT_EVERY
 
 
 def _first_event(recorder: Recorder, session_id: str, to_seq: int) -> RecordedEvent:
@@ -145,24 +218,31 @@ def events_of(
     yield from decode_stored(recorder, page)
 
 
-def _from_newest_snapshot(recorder: Recorder, session_id: str, to_seq: int) -> LoadedFold | None:
-    """The newest usable snapshot folded forward to `to_seq`, or `None` (logged) when there is
-    none or the newest one fails a check: a bad cache costs a longer fold, never a wrong
-    context or a crash."""
-    found = recorder.newest_snapshot(session_id, PROJECTION, PROJECTION_VERSION, to_seq)
-    if found is None:
-        return None
-    seq, text = found
-    try:
-        fold = _checked_snapshot(recorder, session_id, seq, text)
-        for event in events_of(recorder, session_id, seq + 1, to_seq):
-            fold.apply(event)
-    except DatabaseUnavailable:
-        raise
-    except Exception as exc:
-        log.warning("ignoring the snapshot of %s at seq %s: %s", session_id, seq, one_line(exc))
-        return None
-    return LoadedFold(fold, seq)
+def _from_newest_snapshot(
+    recorder: Recorder, session_id: str, to_seq: int, checkpoint: SaveCheckpoint | None = None
+) -> LoadedFold | None:
+    """The newest usable snapshot folded forward to `to_seq`, or `None` when there is none:
+    one that fails a check is logged and ignored, and the one before it is tried (up to
+    `_SNAPSHOTS_TRIED`): a bad cache costs a longer fold, never a wrong context or a crash."""
+    below = to_seq
+    for _ in range(_SNAPSHOTS_TRIED):
+        found = recorder.newest_snapshot(session_id, PROJECTION, PROJECTION_VERSION, below)
+        if found is None:
+            return None
+        seq, text = found
+        try:
+            fold = _checked_snapshot(recorder, session_id, seq, text)
+            folded = fold_forward(recorder, fold, session_id, seq + 1, to_seq, checkpoint)
+        except DatabaseUnavailable:
+            raise
+        except Exception as exc:
+            log.warning("ignoring the snapshot of %s at seq %s: %s", session_id, seq, one_line(exc))
+            below = seq - 1
+            if below < 1:
+                return None
+            continue
+        return LoadedFold(fold, seq, folded)
+    return None
 
 
 def _checked_snapshot(recorder: Recorder, session_id: str, seq: int, text: str) -> ContextFold:

@@ -32,8 +32,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionstore.events import (
+    REFERENCE_HINT,
     ChainLink,
     InvalidCheckpoint,
+    RecordedEvent,
     SessionStarted,
     body_digests,
     decode_payload,
@@ -41,13 +43,15 @@ from sessionstore.events import (
     join_bodies,
     verify_chain,
 )
-from sessionstore.log._bodies import bodies_of, redactions, unpack_exact
-from sessionstore.log._replay import events_of, load_fold
+from sessionstore.log._bodies import bodies_of, decode_stored, redactions, unpack_exact
+from sessionstore.log._replay import load_fold
 from sessionstore.projections import PROJECTION, PROJECTION_VERSION, ContextFold, parse_snapshot
-from sessionstore.storage import COMPACTION, Recorder, SessionInfo, chain_link
+from sessionstore.storage import COMPACTION, Recorder, SessionInfo, StoredEvent, chain_link
 
 CHECKPOINT_FORMAT = "sessionstore-checkpoint"
 _BODIES_PER_READ = 200
+_FOLD_PAGE = 500
+"""Rows decoded and folded together while verifying: their bodies are read in one query."""
 MAX_SEQ = 2**31 - 1
 """The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
 
@@ -150,31 +154,38 @@ def holds(recorder: Recorder, session_id: str) -> bool:
 def verify_session(
     recorder: Recorder, session_id: str, checkpoint: SessionHead | None = None
 ) -> VerifyReport:
-    """Everything `verify` checks of one session (see the module docstring)."""
+    """Everything `verify` checks of one session (see the module docstring), in one read of
+    its events: each page is chained and folded as it comes, so no more than a page of rows
+    is held at a time."""
     row = recorder.session(session_id)
     first: list[ChainLink] = []
     last: list[ChainLink] = []
     at_checkpoint: list[ChainLink] = []
     referenced: dict[str, int] = {}  # digest -> the first seq that references it
+    counted = row.live_tokens if row is not None else None
+    refold = _Refold(recorder, session_id, counted is not None)
 
     compactions = 0
 
-    def watched(links: Iterator[ChainLink]) -> Iterator[ChainLink]:
+    def watched(stored_events: Iterator[StoredEvent]) -> Iterator[ChainLink]:
         nonlocal compactions
-        for link in links:
+        for stored in stored_events:
+            link = chain_link(stored)
             compactions += link.type == COMPACTION
-            for digest in body_digests(link.type, link.payload):
-                referenced.setdefault(digest, link.seq)
+            if REFERENCE_HINT in stored.payload:
+                for digest in body_digests(link.type, link.payload):
+                    referenced.setdefault(digest, link.seq)
             if not first:
                 first.append(link)
             if checkpoint is not None and link.seq == checkpoint.seq:
                 at_checkpoint.append(link)
             last[:] = [link]
+            refold.add(stored)
             yield link
 
     chain = verify_chain(
         session_id,
-        watched(chain_link(stored) for stored in recorder.events(session_id, 1, MAX_SEQ)),
+        watched(recorder.events(session_id, 1, MAX_SEQ)),
         head_seq=row.version if row is not None else None,
         head_hash=row.head_hash if row is not None else None,
     )
@@ -200,18 +211,19 @@ def verify_session(
     problems.extend(body_problems(recorder, session_id, referenced))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
     if chain.ok and started is not None:
-        counted = row.live_tokens if row is not None and last else None
-        live: list[int] = []
-        try:
-            to_seq = last[0].seq if counted is not None else None
-            bad_snapshots = tuple(snapshot_problems(recorder, session_id, started, to_seq, live))
-        except ValueError as exc:  # an event the fold cannot read: no snapshot can be trusted
-            problems.append(f"its events cannot be folded to check its snapshots: {exc}")
-        if counted is not None and live and live[0] != counted:
+        refold.finish()
+        if refold.unreadable is not None:  # an event the fold cannot read: no snapshot holds
             problems.append(
-                f"the sessions row has {counted:,} live tokens, but a fold of its events "
-                f"finds {live[0]:,}"
+                f"its events cannot be folded to check its snapshots: {refold.unreadable}"
             )
+        else:
+            bad_snapshots = tuple(refold.bad)
+            live = refold.live_tokens
+            if counted is not None and last and live is not None and live != counted:
+                problems.append(
+                    f"the sessions row has {counted:,} live tokens, but a fold of its events "
+                    f"finds {live:,}"
+                )
     head = SessionHead(session_id, last[0].seq, last[0].hash) if chain.ok and last else None
     return VerifyReport(
         session_id,
@@ -222,6 +234,68 @@ def verify_session(
         tuple(problems),
         bad_snapshots,
     )
+
+
+class _Refold:
+    """The session folded again from its first event as its rows stream past (a page decoded
+    at a time, bodies joined in one query per page), each stored snapshot compared with the
+    fold at its seq and the live tokens taken at the end. Nothing is folded when the session
+    has no snapshot and its row counts no live tokens. A row the fold cannot read stops it:
+    `unreadable` says why (no snapshot can then be trusted)."""
+
+    def __init__(self, recorder: Recorder, session_id: str, count_live: bool) -> None:
+        self.recorder = recorder
+        self.session_id = session_id
+        self.wanted: dict[int, str] = {
+            int(seq): text
+            for seq, text in recorder.snapshots(session_id, PROJECTION, PROJECTION_VERSION)
+        }
+        self.active = bool(self.wanted) or count_live
+        self.fold: ContextFold | None = None
+        self.page: list[StoredEvent] = []
+        self.bad: list[tuple[int, str]] = []
+        self.unreadable: str | None = None
+        self.live_tokens: int | None = None
+
+    def add(self, stored: StoredEvent) -> None:
+        if not self.active:
+            return
+        self.page.append(stored)
+        if len(self.page) == _FOLD_PAGE:
+            self._fold_page()
+
+    def finish(self) -> None:
+        if not self.active:
+            return
+        self._fold_page()
+        if self.unreadable is None and self.fold is not None:
+            self.live_tokens = self.fold.tokens
+        self.bad.extend((seq, "it stands past the end of the log") for seq in self.wanted)
+
+    def _fold_page(self) -> None:
+        page, self.page = self.page, []
+        if not page or self.unreadable is not None:
+            return
+        try:
+            for event in decode_stored(self.recorder, page):
+                if self.fold is None:
+                    self.fold = self._start(event)
+                self.fold.apply(event)
+                text = self.wanted.pop(event.seq, None)
+                if text is not None:
+                    problem = _snapshot_problem(text, self.fold.to_snapshot())
+                    if problem is not None:
+                        self.bad.append((event.seq, problem))
+        except ValueError as exc:
+            self.unreadable = str(exc)
+
+    def _start(self, first: RecordedEvent) -> ContextFold:
+        """A fork's fold starts from its parent's at the fork point, folded from scratch."""
+        started = first.payload
+        if isinstance(started, SessionStarted) and started.parent_session_id is not None:
+            parent = started.parent_session_id, started.parent_seq or 0
+            return load_fold(self.recorder, *parent, use_snapshots=False).fold
+        return ContextFold()
 
 
 def missing_session(head: SessionHead) -> VerifyReport:
@@ -321,39 +395,6 @@ def _checkpoint_problems(
             f"its event {head.seq} does not have the checkpoint's hash: history up to the "
             "checkpoint was rewritten"
         )
-
-
-def snapshot_problems(
-    recorder: Recorder,
-    session_id: str,
-    started: SessionStarted,
-    head: int | None = None,
-    live: list[int] | None = None,
-) -> Iterator[tuple[int, str]]:
-    """(seq, why) for each stored snapshot of the session that is not the fold at its seq,
-    found by folding the session again from its first event. With `head`, the same fold goes
-    on to it and puts its live tokens in `live`, for the `sessions` row's counter (one fold
-    checks both)."""
-    stored = recorder.snapshots(session_id, PROJECTION, PROJECTION_VERSION)
-    if not stored and head is None:
-        return
-    wanted: dict[int, str] = {int(seq): text for seq, text in stored}
-    fold = ContextFold()
-    if started.parent_session_id is not None and started.parent_seq is not None:
-        parent = started.parent_session_id, started.parent_seq
-        fold = load_fold(recorder, *parent, use_snapshots=False).fold
-    end = max([*wanted, head or 0])
-    for event in events_of(recorder, session_id, 1, end):
-        fold.apply(event)
-        text = wanted.pop(event.seq, None)
-        if text is not None:
-            problem = _snapshot_problem(text, fold.to_snapshot())
-            if problem is not None:
-                yield event.seq, problem
-    if live is not None and head is not None and fold.seq == head:
-        live.append(fold.tokens)
-    for seq in wanted:
-        yield seq, "it stands past the end of the log"
 
 
 def _snapshot_problem(text: str, expected: Mapping[str, Any]) -> str | None:

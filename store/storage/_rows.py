@@ -55,4 +55,5 @@ def chain_link(stored: StoredEvent) -> ChainLink:
         prev_hash=stored.prev_hash,
         hash=stored.hash,
         payload=json.loads(stored.payload),
+        stored_json=stored.payload.encode("utf-8"),
     )

@@ -42,6 +42,20 @@ def test_timestamps_are_utc_with_microseconds() -> None:
         format_timestamp(datetime(2026, 11, 23))
 
 
+@given(
+    st.datetimes(
+        min_value=datetime(1, 1, 2),
+        max_value=datetime(9999, 12, 30),
+        timezones=st.sampled_from(
+            [UTC, timezone(timedelta(hours=5)), timezone(-timedelta(hours=9))]
+        ),
+    )
+)
+def test_a_timestamp_reads_as_strftime_writes_it_at_any_date(moment: datetime) -> None:
+    """Every hash covers this text: the fast form must be strftime's, character for character."""
+    assert format_timestamp(moment) == moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
