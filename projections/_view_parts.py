@@ -88,13 +88,13 @@ def _part(
             f'<pre class="shown">{esc(part.arguments)}</pre>{_original(original)}</div>'
         )
     if isinstance(part, LiveToolResult):
-        status = "" if part.status == "original" else _badge(part.status)
+        shown = "" if part.status == "original" else _badge(part.status)
         error = " error" if part.is_error else ""
         name = esc(part.name or "tool")
         return (
             f'<div class="result status-{esc(part.status)}{error}">'
             f'<span class="tool">{name} →</span><span class="meta">{esc(part.call_id)} · '
-            f"{part.tokens:,} tokens</span>{status}"
+            f"{part.tokens:,} tokens</span>{shown}"
             f'<pre class="shown">{esc(part.output)}</pre>{_original(original)}</div>'
         )
     if isinstance(part, FilePart):

@@ -474,11 +474,14 @@ class SessionStore:
 
     # moving sessions
 
-    def export_session(self, session_id: str) -> Iterator[str]:
+    def export_session(self, session_id: str, *, at: int | datetime | None = None) -> Iterator[str]:
         """The session's events as JSONL lines (without newlines): envelopes, hashes and
-        payloads as stored, so `import_session` of them rebuilds it byte for byte."""
+        payloads as stored, so `import_session` of them rebuilds it byte for byte; with `at`
+        (a seq, or the last event at or before a time), its events up to that point only."""
         check_session_id(session_id)
         head = self._session_row(session_id).version
+        if at is not None:
+            head = self._log.seq_at(session_id, at)
         return export_lines(self._recorder, session_id, head)
 
     @overload
@@ -574,7 +577,11 @@ class SessionStore:
     # views
 
     def view(
-        self, session_id: str, *, prices: Mapping[str, Mapping[str, float]] | None = None
+        self,
+        session_id: str,
+        *,
+        at: int | datetime | None = None,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
     ) -> str:
         """The session as one self-contained HTML page (no network: inline style, script and
         SVG): its header, the live context's size after every event with the window, the
@@ -583,9 +590,12 @@ class SessionStore:
         summary; the artifact trail; usage per turn, and its cost when `prices` gives the
         model's prices (`{model: {"input": ..., "output": ..., "cached": ...}}`, per million
         tokens; `cached` defaults to `input`). Its parent, forks and sub-agents are linked as
-        `<id>.html`, as `view --all` writes them. It reads the log and writes nothing."""
+        `<id>.html`, as `view --all` writes them. With `at` (a seq, or the last event at or
+        before a time), the session as it stood then. It reads the log and writes nothing."""
         check_session_id(session_id)
-        return session_page(self._log, self._session_row(session_id), prices=prices)
+        info = self._session_row(session_id)
+        head = info.version if at is None else self._log.seq_at(session_id, at)
+        return session_page(self._log, info, head, prices=prices)
 
     def view_index(
         self, *, app: str | None = None, user: str | None = None, tag: str | None = None

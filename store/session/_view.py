@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sessionstore.events import SessionStarted
-from sessionstore.log import MAX_SEQ, EventLog, SessionSummary
+from sessionstore.log import EventLog, SessionSummary
 from sessionstore.projections import IndexRow, SessionLink, ToolMap, check_prices, view_page
 from sessionstore.storage import SessionInfo
 
@@ -15,15 +15,16 @@ from sessionstore.storage import SessionInfo
 def session_page(
     log: EventLog,
     info: SessionInfo,
+    head: int,
     *,
     prices: object = None,
     tools: ToolMap | None = None,
 ) -> str:
-    """The page of the session `info` names, as its log holds it now."""
+    """The page of the session `info` names, as its log holds it up to seq `head`."""
     table: Mapping[str, Mapping[str, float]] | None = (
         None if prices is None else check_prices(prices)
     )
-    events = log.read(info.id, 1, MAX_SEQ)
+    events = log.read(info.id, 1, head)
     header = events[0].payload
     start = parent = None
     if isinstance(header, SessionStarted) and header.parent_session_id is not None:
