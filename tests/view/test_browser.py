@@ -53,12 +53,14 @@ class Opened:
         self.page = browser.new_page(viewport={"width": 1280, "height": 900})
         self.problems: list[str] = []
         self.requests: list[str] = []
-        self.page.on(
-            "console", lambda m: m.type in ("error", "warning") and self.problems.append(m.text)
-        )
+        self.page.on("console", self._console)
         self.page.on("pageerror", lambda e: self.problems.append(str(e)))
         self.page.route("**/*", self._route)
         self.page.goto(file.as_uri())
+
+    def _console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.problems.append(message.text)
 
     def _route(self, route: Any) -> None:
         self.requests.append(route.request.url)
@@ -122,7 +124,8 @@ def test_clicking_a_mark_takes_the_reader_to_its_event(s1: Opened) -> None:
     assert row.get_attribute("class") == "event kind-prune current"
     assert row.is_visible()
     in_view = row.evaluate(
-        "el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }"
+        "el => { const r = el.getBoundingClientRect(); "
+        "return r.top >= 0 && r.bottom <= innerHeight; }"
     )
     assert in_view is True
     assert s1.page.input_value("#seq-a-n") == "19"
@@ -135,7 +138,7 @@ def test_the_slider_shows_the_context_at_each_event(
     for seq in range(1, session.version + 1):
         s1.page.eval_on_selector(
             "#seq-a",
-            f"(el, v) => {{ el.value = v; el.dispatchEvent(new Event('input')); }}",
+            "(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }",
             str(seq),
         )
         live = session.context(at=seq)
