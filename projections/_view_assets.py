@@ -241,6 +241,19 @@ PAGE_SCRIPT = """
     if (target.tagName === "A") { event.preventDefault(); jump(seq); }
     else if (a) { a.value = seq; replay(); }
   });
+  document.addEventListener("toggle", function (event) {
+    var box = event.target;
+    if (!box.matches || !box.matches("details.original") || !box.open) { return; }
+    if (box.querySelector("pre")) { return; }
+    var pre = document.createElement("pre");
+    pre.textContent = data.originals[box.dataset.part];
+    box.appendChild(pre);
+  }, true);
+  document.querySelectorAll("div.versions").forEach(function (box) {
+    var shown = box.dataset.versions.split(" ").filter(Boolean);
+    if (!shown.length) { box.textContent = box.dataset.empty || "none"; return; }
+    box.innerHTML = shown.map(function (i) { return data.versions[Number(i)][3]; }).join("");
+  });
   window.sessionView = { jump: jump, liveAt: liveAt, data: data };
 })();
 """

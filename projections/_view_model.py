@@ -12,7 +12,7 @@ live at seq, in the order they are kept here.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sessionstore.events import (
     CompressionConfig,
@@ -84,8 +84,10 @@ class CompactionShown:
 
     seq: int
     payload: ContextCompacted
-    replaced: tuple[LiveMessage, ...]
-    summary: LiveMessage | None
+    replaced: tuple[int, ...]
+    """The replaced messages' versions (indexes into `SessionView.versions`)."""
+    summary: int | None
+    """The summary's version, or `None` when the summary was live already."""
     text: str
 
 
@@ -169,17 +171,20 @@ class _Versions:
             self.leave[index] = seq
         return index
 
-    def ordered(self) -> tuple[LiveVersion, ...]:
+    def ordered(self) -> tuple[tuple[LiveVersion, ...], dict[int, int]]:
+        """The versions in context order, and where each one made (by its index here) went."""
         found = []
+        position: dict[int, int] = {}
         index = self.first
         while index >= 0:
             version = self.items[index]
             leave = self.leave[index]
             if leave is not None:
                 version = LiveVersion(version.message, version.enter, leave, version.originals)
+            position[index] = len(found)
             found.append(version)
             index = self.after[index]
-        return tuple(found)
+        return tuple(found), position
 
 
 def session_view(
@@ -226,14 +231,13 @@ def session_view(
         _enter(versions, fold, payload, change, event.seq, owners)
         _reshow(versions, fold, payload, change, event.seq, owners)
         if isinstance(payload, ContextCompacted):
-            gone = [versions.items[i].message for i in left.values() if i is not None]
-            summary = versions.live.get(payload.summary.id)
+            summary = versions.live.get(payload.summary.id) if change.added else None
             compactions.append(
                 CompactionShown(
                     seq=event.seq,
                     payload=payload,
-                    replaced=tuple(gone),
-                    summary=None if summary is None else versions.items[summary].message,
+                    replaced=tuple(i for i in left.values() if i is not None),
+                    summary=summary,
                     text=text,
                 )
             )
@@ -244,13 +248,21 @@ def session_view(
     if fold.header is None:
         raise ValueError("a view needs at least the session's SessionStarted event")
     usable, trigger = _limits(fold.header)
+    ordered, position = versions.ordered()
     return SessionView(
         session_id=fold.session_id,
         header=fold.header,
         rows=tuple(rows),
         marks=tuple(marks),
-        versions=versions.ordered(),
-        compactions=tuple(compactions),
+        versions=ordered,
+        compactions=tuple(
+            replace(
+                shown,
+                replaced=tuple(position[i] for i in shown.replaced),
+                summary=None if shown.summary is None else position[shown.summary],
+            )
+            for shown in compactions
+        ),
         usage=tuple(usage),
         trail=trail.trail(),
         live_tokens=fold.tokens,

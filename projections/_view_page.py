@@ -129,6 +129,11 @@ def render(
             for version in view.versions
         ],
         "seqs": [row.seq for row in view.rows],
+        "originals": {
+            part_id: text
+            for version in view.versions
+            for part_id, text in version.originals.items()
+        },
         "lists": {
             "events": [event_html(row, kinds.get(row.seq)) for row in view.rows],
             "usage": [_usage_row(turn, price) for turn in view.usage],
@@ -271,22 +276,21 @@ def _curve(view: SessionView) -> str:
 
 
 def _compactions(compactions: Sequence[CompactionShown]) -> str:
+    """Each compaction's columns name the versions they show: the page's script fills them
+    from the versions it holds, so no message is written into the page twice."""
     if not compactions:
         return '<section id="compactions"><h2>Compactions</h2><p>None.</p></section>'
     blocks = []
     for shown in compactions:
-        replaced = "".join(message_html(message) for message in shown.replaced)
-        summary = (
-            message_html(shown.summary)
-            if shown.summary is not None
-            else "<p>(the summary was live already)</p>"
-        )
+        replaced = " ".join(str(i) for i in shown.replaced)
+        summary = "" if shown.summary is None else str(shown.summary)
         blocks.append(
             f'<div class="compaction" id="compaction-{shown.seq}"><h3>'
             f"{seq_link(shown.seq)} {esc(shown.text)}</h3>"
             f'<div class="columns"><div><h4>Replaced ({len(shown.replaced):,} messages)</h4>'
-            f'<div class="scroll">{replaced}</div></div>'
-            f'<div><h4>Summary</h4><div class="scroll">{summary}</div></div></div></div>'
+            f'<div class="scroll versions" data-versions="{replaced}"></div></div>'
+            f'<div><h4>Summary</h4><div class="scroll versions" data-versions="{summary}" '
+            'data-empty="(the summary was live already)"></div></div></div></div>'
         )
     return f'<section id="compactions"><h2>Compactions</h2>{"".join(blocks)}</section>'
 

@@ -72,7 +72,7 @@ def _part(
     if isinstance(part, TextPart):
         note = _badge("truncated") if original is not None else ""
         return f'<div class="text">{note}<pre class="shown">{esc(part.text)}</pre>' + (
-            _original(original) + "</div>"
+            _original(part.id, original) + "</div>"
         )
     if isinstance(part, ReasoningPart):
         return (
@@ -85,7 +85,7 @@ def _part(
         return (
             f'<div class="call"><span class="tool">{esc(part.name)}</span>'
             f'<span class="meta">{esc(part.call_id)}</span>{note}'
-            f'<pre class="shown">{esc(part.arguments)}</pre>{_original(original)}</div>'
+            f'<pre class="shown">{esc(part.arguments)}</pre>{_original(part.id, original)}</div>'
         )
     if isinstance(part, LiveToolResult):
         shown = "" if part.status == "original" else _badge(part.status)
@@ -95,7 +95,7 @@ def _part(
             f'<div class="result status-{esc(part.status)}{error}">'
             f'<span class="tool">{name} →</span><span class="meta">{esc(part.call_id)} · '
             f"{part.tokens:,} tokens</span>{shown}"
-            f'<pre class="shown">{esc(part.output)}</pre>{_original(original)}</div>'
+            f'<pre class="shown">{esc(part.output)}</pre>{_original(part.id, original)}</div>'
         )
     if isinstance(part, FilePart):
         label = part.filename or part.url or part.media_type
@@ -110,12 +110,14 @@ def _badge(text: str) -> str:
     return f'<span class="badge cut">{esc(text)}</span>'
 
 
-def _original(original: str | None) -> str:
+def _original(part_id: str, original: str | None) -> str:
+    """The original behind a click: the page's script writes it in when the reader opens it
+    (from the page's table of originals, where each is once however many versions show it)."""
     if original is None:
         return ""
     return (
-        f'<details class="original"><summary>original ({len(original):,} characters)</summary>'
-        f"<pre>{esc(original)}</pre></details>"
+        f'<details class="original" data-part="{esc(part_id)}">'
+        f"<summary>original ({len(original):,} characters)</summary></details>"
     )
 
 

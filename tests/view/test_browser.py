@@ -97,6 +97,10 @@ def test_the_page_runs_with_no_error_and_no_request(s1: Opened, tmp_path: Path) 
     assert len(s1.requests) == 1 and s1.requests[0].endswith("/s1.html")
     assert s1.page.evaluate("window.hacked") is None  # the hostile text ran nowhere
     assert s1.page.locator("#context article").count() == 11
+    # the compaction's replaced messages beside its summary
+    columns = s1.page.locator("#compaction-11 .versions")
+    assert columns.nth(0).locator("article").count() == 4
+    assert columns.nth(1).locator("article.summary").count() == 1
     s1.page.screenshot(path=str(shots(tmp_path) / "s1.png"), full_page=True)
 
 
