@@ -176,9 +176,11 @@ def render(
 
 
 def _script_json(data: object) -> str:
-    """JSON that no text inside can end its `<script>` block early."""
+    """JSON that nothing inside can end its `<script>` block early: a browser leaves a
+    script's text only at `</` (`</script`, in any case) or after `<!--`, and neither is left
+    in it (`<\\/` and `\\u003c!--` are the same JSON strings)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
 
 
 def _header(

@@ -100,9 +100,10 @@ def test_session_text_is_escaped_everywhere(view_store: SessionStore) -> None:
     assert [tag for tag, _ in tags.found].count("script") == 2  # the data and the page's own
     assert "img" not in [tag for tag, _ in tags.found]
     assert [(t, a) for t, attrs in tags.found for a, _ in attrs if a.startswith("on")] == []
-    # the data block holds the fragments as JSON: no "<" or ">" inside it at all
+    # the data block holds the fragments and the originals as JSON: nothing in it can end it
     block = page.split('id="view-data">', 1)[1].split("</script>", 1)[0]
-    assert "<" not in block and ">" not in block
+    assert "</" not in block and "<!--" not in block
+    assert page.index(block) + len(block) == page.index("</script><script>")
     fragments = json.dumps(view_data(page))
     assert json.dumps(html.escape("Now add a test. " + HOSTILE))[1:-1] in fragments
 
