@@ -173,7 +173,7 @@ class _Versions:
 
     def ordered(self) -> tuple[tuple[LiveVersion, ...], dict[int, int]]:
         """The versions in context order, and where each one made (by its index here) went."""
-        found = []
+        found: list[LiveVersion] = []
         position: dict[int, int] = {}
         index = self.first
         while index >= 0:
