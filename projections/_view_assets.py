@@ -77,7 +77,7 @@ PAGE_SCRIPT = """
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("view-data").textContent);
-  var PAGE = 200;
+  var PAGE = 200, MESSAGES = 50;  // list items, and messages (larger), a page
 
   function nav(container) {
     var anchor = container.tagName === "TBODY" ? container.closest("table") : container;
@@ -95,9 +95,10 @@ PAGE_SCRIPT = """
     return b;
   }
 
-  // A list shown PAGE items at a time: `items` are escaped HTML fragments.
-  function Pager(container, items, empty) {
+  // A list shown `size` (PAGE) items at a time: `items` are escaped HTML fragments.
+  function Pager(container, items, empty, size) {
     this.container = container;
+    this.size = size || PAGE;
     this.nav = nav(container);
     this.empty = empty || "none";
     this.set(items);
@@ -108,13 +109,13 @@ PAGE_SCRIPT = """
     this.draw();
   };
   Pager.prototype.show = function (index) {
-    this.page = Math.floor(index / PAGE);
+    this.page = Math.floor(index / this.size);
     this.draw();
   };
   Pager.prototype.draw = function () {
-    var self = this, n = this.items.length, pages = Math.max(1, Math.ceil(n / PAGE));
+    var self = this, n = this.items.length, pages = Math.max(1, Math.ceil(n / this.size));
     this.page = Math.min(Math.max(this.page, 0), pages - 1);
-    var from = this.page * PAGE, to = Math.min(n, from + PAGE);
+    var from = this.page * this.size, to = Math.min(n, from + this.size);
     this.container.innerHTML = this.items.slice(from, to).join("");
     this.nav.textContent = "";
     if (n === 0) { this.nav.textContent = this.empty; return; }
@@ -143,7 +144,7 @@ PAGE_SCRIPT = """
   var b = document.getElementById("seq-b"), bn = document.getElementById("seq-b-n");
   var context = document.getElementById("context"), diff = document.getElementById("diff");
   var info = document.getElementById("replay-info");
-  var contextPager = context ? new Pager(context, []) : null;
+  var contextPager = context ? new Pager(context, [], "none", MESSAGES) : null;
   var diffPagers = {};
 
   function diffPart(key, title, fragments) {
@@ -157,7 +158,7 @@ PAGE_SCRIPT = """
       var list = document.createElement("div");
       box.appendChild(list);
       diff.appendChild(box);
-      diffPagers[key] = new Pager(list, [], "none");
+      diffPagers[key] = new Pager(list, [], "none", MESSAGES);
     }
     box.firstChild.textContent = title + " (" + fragments.length + ")";
     diffPagers[key].set(fragments);
@@ -243,8 +244,13 @@ PAGE_SCRIPT = """
   });
   document.addEventListener("toggle", function (event) {
     var box = event.target;
-    if (!box.matches || !box.matches("details.original") || !box.open) { return; }
-    if (box.querySelector("pre")) { return; }
+    if (!box.matches || !box.open) { return; }
+    if (box.matches("details.more")) {  // the rest of a long text, in place of its head
+      box.previousElementSibling.textContent = data.texts[box.dataset.text];
+      box.remove();
+      return;
+    }
+    if (!box.matches("details.original") || box.querySelector("pre")) { return; }
     var pre = document.createElement("pre");
     pre.textContent = data.originals[box.dataset.part];
     box.appendChild(pre);

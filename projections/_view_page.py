@@ -121,13 +121,15 @@ def render(
     last = view.rows[-1].seq if view.rows else 0
     price = None if prices is None else prices.get(header.model)
     trail = view.trail
+    texts: dict[str, str] = {}
     data: dict[str, Any] = {
         "first": first,
         "last": last,
         "versions": [
-            [version.enter, version.leave, version.message.id, message_html(version)]
+            [version.enter, version.leave, version.message.id, message_html(version, texts)]
             for version in view.versions
         ],
+        "texts": texts,
         "seqs": [row.seq for row in view.rows],
         "originals": {
             part_id: text

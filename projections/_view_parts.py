@@ -39,9 +39,16 @@ def page_link(session_id: str) -> str:
     return esc(quote(session_id, safe="") + ".html")
 
 
-def message_html(version: LiveVersion | LiveMessage) -> str:
+CLIP = 3_000
+"""Characters of a text a message shows at first: the rest of a long output is in the page's
+table of texts, written in when the reader asks, so showing 200 messages of 50 KB outputs
+lays out 200 short blocks, not 10 MB of text."""
+
+
+def message_html(version: LiveVersion | LiveMessage, texts: dict[str, str]) -> str:
     """One message as the model was shown it: role, its parts, what was cut and the original
-    behind a click, the marks of a summary and a pin."""
+    behind a click, the marks of a summary and a pin. A text longer than `CLIP` shows its
+    head, and its whole is put in `texts` (the page's table) under a new key."""
     if isinstance(version, LiveVersion):
         message, originals = version.message, version.originals
     else:
@@ -55,7 +62,7 @@ def message_html(version: LiveVersion | LiveMessage) -> str:
         badges += '<span class="badge">pinned</span>'
     if message.reasoning_cleared:
         badges += '<span class="badge">thinking cleared</span>'
-    parts = "".join(_part(part, message, originals.get(part.id)) for part in message.parts)
+    parts = "".join(_part(part, message, originals.get(part.id), texts) for part in message.parts)
     return (
         f'<article class="{classes}" data-id="{esc(message.id)}">'
         f'<header><span class="role">{esc(message.role)}</span>{badges}'
@@ -68,16 +75,17 @@ def _part(
     part: TextPart | ReasoningPart | ToolCallPart | LiveToolResult | FilePart | NativePart,
     message: LiveMessage,
     original: str | None,
+    texts: dict[str, str],
 ) -> str:
     if isinstance(part, TextPart):
         note = _badge("truncated") if original is not None else ""
-        return f'<div class="text">{note}<pre class="shown">{esc(part.text)}</pre>' + (
+        return f'<div class="text">{note}{_shown(part.text, texts)}' + (
             _original(part.id, original) + "</div>"
         )
     if isinstance(part, ReasoningPart):
         return (
             '<details class="thinking"><summary>thinking</summary>'
-            f"<pre>{esc(part.text)}</pre></details>"
+            f"{_shown(part.text, texts, 'pre')}</details>"
         )
     if isinstance(part, ToolCallPart):
         status = message.call_status.get(part.id)
@@ -85,7 +93,7 @@ def _part(
         return (
             f'<div class="call"><span class="tool">{esc(part.name)}</span>'
             f'<span class="meta">{esc(part.call_id)}</span>{note}'
-            f'<pre class="shown">{esc(part.arguments)}</pre>{_original(part.id, original)}</div>'
+            f"{_shown(part.arguments, texts)}{_original(part.id, original)}</div>"
         )
     if isinstance(part, LiveToolResult):
         shown = "" if part.status == "original" else _badge(part.status)
@@ -95,14 +103,28 @@ def _part(
             f'<div class="result status-{esc(part.status)}{error}">'
             f'<span class="tool">{name} →</span><span class="meta">{esc(part.call_id)} · '
             f"{part.tokens:,} tokens</span>{shown}"
-            f'<pre class="shown">{esc(part.output)}</pre>{_original(part.id, original)}</div>'
+            f"{_shown(part.output, texts)}{_original(part.id, original)}</div>"
         )
     if isinstance(part, FilePart):
         label = part.filename or part.url or part.media_type
         return f'<div class="file">[{esc(part.media_type)}: {esc(label)}]</div>'
     shown = part.text or native_text(part)
     return f'<div class="native"><span class="meta">{esc(part.native.api)}</span>' + (
-        f"<pre>{esc(shown)}</pre></div>"
+        f"{_shown(shown, texts, 'pre')}</div>"
+    )
+
+
+def _shown(text: str, texts: dict[str, str], tag: str = 'pre class="shown"') -> str:
+    """A text in a `<pre>`: whole when short, else its first `CLIP` characters and a control
+    that brings the rest (from `texts`, under the key it names)."""
+    if len(text) <= CLIP:
+        return f"<{tag}>{esc(text)}</pre>"
+    key = f"t{len(texts)}"
+    texts[key] = text
+    return (
+        f"<{tag}>{esc(text[:CLIP])}</pre>"
+        f'<details class="more" data-text="{key}"><summary>all {len(text):,} characters'
+        "</summary></details>"
     )
 
 

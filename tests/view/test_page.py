@@ -16,7 +16,14 @@ import pytest
 
 from sessionstore import SessionStore
 from sessionstore.events import InvalidArgument, SessionStarted
-from sessionstore.projections import ContextFold, fold_events, session_view
+from sessionstore.projections import (
+    ContextFold,
+    LiveMessage,
+    LiveToolResult,
+    fold_events,
+    session_view,
+)
+from sessionstore.projections._view_parts import CLIP, message_html
 from tests.view.conftest import HOSTILE
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -173,3 +180,16 @@ def test_golden_page_of_a_fixed_session(view_store: SessionStore) -> None:
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.write_text(page, encoding="utf-8")
     assert page == path.read_text(encoding="utf-8")
+
+
+def test_a_long_text_shows_its_head_and_keeps_the_whole_in_the_pages_table() -> None:
+    output = "x" * (CLIP + 2_000)
+    result = LiveToolResult(id="p", call_id="c", output=output, tokens=1)
+    message = LiveMessage(id="m", role="tool", parts=(result,), tokens=1)
+    texts: dict[str, str] = {}
+    fragment = message_html(message, texts)
+    assert texts == {"t0": output}
+    assert (
+        f'<pre class="shown">{"x" * CLIP}</pre><details class="more" data-text="t0">'
+        "<summary>all 5,000 characters</summary></details>"
+    ) in fragment
