@@ -193,3 +193,36 @@ def test_a_long_text_shows_its_head_and_keeps_the_whole_in_the_pages_table() -> 
         f'<pre class="shown">{"x" * CLIP}</pre><details class="more" data-text="t0">'
         "<summary>all 5,000 characters</summary></details>"
     ) in fragment
+
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "claude_code_session.jsonl",
+        "codex/rollout-2025-10-02T09-14-00-0199a3f2-6c1e-7b40-9d2a-51e8c3b7a604.jsonl",
+        "pi/tree_v3.jsonl",
+        "opencode/storage",
+    ],
+)
+def test_imported_transcripts_replay_in_the_view_as_in_the_store(
+    source: str, tmp_path: Path
+) -> None:
+    with SessionStore(f"sqlite:///{tmp_path / 'imported.db'}") as store:
+        store.import_session(FIXTURES / source)
+        infos = store.sessions()
+        assert infos
+        for info in infos:
+            session = store.session(info.id)
+            view = session_view(store.read(info.id), start_of(store, info.id))
+            for seq in range(1, session.version + 1):
+                live = [
+                    v.message
+                    for v in view.versions
+                    if v.enter <= seq and (v.leave is None or seq < v.leave)
+                ]
+                assert live == list(session.context(at=seq).messages), (info.id, seq)
+            page = store.view(info.id)
+            assert page.count("<script") == 2
