@@ -101,7 +101,7 @@ def test_the_page_runs_with_no_error_and_no_request(s1: Opened, tmp_path: Path) 
     columns = s1.page.locator("#compaction-11 .versions")
     assert columns.nth(0).locator("article").count() == 4
     assert columns.nth(1).locator("article.summary").count() == 1
-    s1.page.screenshot(path=str(shots(tmp_path) / "s1.png"), full_page=True)
+    s1.page.screenshot(path=str(shots(tmp_path) / "view.png"), full_page=True)
 
 
 def test_the_curve_has_a_point_per_event_and_the_marks(s1: Opened) -> None:
