@@ -24,6 +24,7 @@ from sessionstore.projections import (
     session_view,
 )
 from sessionstore.projections._view_parts import CLIP, message_html
+from tests.cli.conftest import build_session, fixed_clock
 from tests.view.conftest import HOSTILE
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -226,3 +227,16 @@ def test_imported_transcripts_replay_in_the_view_as_in_the_store(
                 assert live == list(session.context(at=seq).messages), (info.id, seq)
             page = store.view(info.id)
             assert page.count("<script") == 2
+
+
+def test_a_redacted_output_is_nowhere_in_the_page(tmp_path: Path) -> None:
+    with SessionStore(f"sqlite:///{tmp_path / 'redacted.db'}", clock=fixed_clock()) as store:
+        s = build_session(store)
+        s.prune()  # the read output: pruned, so the page also keeps its original
+        parts = s.context(at=10).messages[2].parts  # t1: the read output
+        (part,) = [p.id for p in parts]
+        assert "def rule_7" in store.view("s1")
+        s.redact([part], reason="secret")
+        page = store.view("s1")
+    assert "def rule_7" not in page and "def parse" not in page
+    assert "[redacted: secret]" in page
