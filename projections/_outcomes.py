@@ -38,12 +38,14 @@ _PYTEST_E = re.compile(r"^E\s+\S")
 _PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S")
 _PYTEST_LOCATION = re.compile(r"^[\w./\\-]+\.py:\d+: \S")
 _PYTEST_TOTAL = re.compile(r"^=+ .*\b(?:failed|error|errors)\b.* =+$")
-_PYTEST_E_IN = re.compile(r"^E[^\S\n]+\S", re.M)
-_PYTEST_SUMMARY_IN = re.compile(r"^(?:FAILED|ERROR) \S", re.M)
+_PYTEST_E_IN = re.compile(r"\nE[^\S\n]+\S")
+_PYTEST_SUMMARY_IN = re.compile(r"\n(?:FAILED|ERROR) \S")
 _PYTEST_LINE_IN = re.compile(
-    r"^(?:E[^\S\n]+\S|(?:FAILED|ERROR) \S|[\w./\\-]+\.py:\d+: \S|=+ [^\n]*=+$)", re.M
+    r"\n(?:E[^\S\n]+\S|(?:FAILED|ERROR) \S|[\w./\\-]+\.py:\d+: \S|=+ [^\n]*=+(?=\n|\Z))"
 )
-"""The lines `_pytest` looks at, found in the joined output (each is then matched as before)."""
+"""The lines `_pytest` looks at, found in the joined output after a newline (each is then
+matched as before). Each pattern begins with a newline, not `^` in multiline mode: the regex
+engine then skips from newline to newline instead of trying every character."""
 _COMPILER = re.compile(
     r"^(?:fatal )?error(?:\[\w+\])?: "  # rustc, cargo, ld
     r"|^\S+:\d+(?::\d+)?: (?:fatal )?error\b"  # gcc, clang, javac, go vet: file:line: error
@@ -145,16 +147,16 @@ def _pytest(lines: list[str]) -> Picked:
     The lines are searched as one text (the regex engine walks a 400 KB log in a few
     milliseconds, where a match per line costs ten times that), and only the lines found are
     looked at."""
-    text = "\n".join(lines)
+    text = "\n" + "\n".join(lines)
     if not _PYTEST_E_IN.search(text) and not _PYTEST_SUMMARY_IN.search(text):
         return []
     picked: Picked = []
     first_block: bool | None = None  # None: no E line yet; True: in the first block of them
     last_e = -2
-    n, offset = 0, 0
+    n, offset = -1, 0
     for found in _PYTEST_LINE_IN.finditer(text):
-        n += text.count("\n", offset, found.start())
-        offset = found.start()
+        n += text.count("\n", offset, found.start() + 1)
+        offset = found.start() + 1
         line = lines[n]
         if _PYTEST_E.match(line):
             if first_block and last_e != n - 1:
