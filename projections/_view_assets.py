@@ -234,6 +234,9 @@ PAGE_SCRIPT = """
   }
   document.querySelectorAll("g.mark").forEach(function (mark) {
     mark.addEventListener("click", function () { jump(parseInt(mark.dataset.seq, 10)); });
+    mark.addEventListener("keydown", function (event) {  // marks take the focus: Enter jumps
+      if (event.key === "Enter") { jump(parseInt(mark.dataset.seq, 10)); }
+    });
   });
   document.addEventListener("click", function (event) {
     var target = event.target.closest("a.jump, li.event");
