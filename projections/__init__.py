@@ -1,5 +1,5 @@
-"""Pure folds over a session's events: the live context, its renders (to each API, and to a
-Markdown transcript), the audit timeline, the artifact trail.
+"""Pure folds over a session's events: the live context, its renders (to each API, to a
+Markdown transcript, and to an HTML page), the audit timeline, the artifact trail.
 
 No I/O: everything a fold needs (token counts, the text the model was shown, times) was
 recorded in the events, so replay gives the same context whatever code replays it.
@@ -76,6 +76,16 @@ from sessionstore.projections._tool_map import (
     ToolSpec,
     intent_of,
 )
+from sessionstore.projections._view_index import IndexRow, index_page
+from sessionstore.projections._view_model import (
+    MARK_KINDS,
+    CurveMark,
+    LiveVersion,
+    SessionView,
+    mark_kind,
+    session_view,
+)
+from sessionstore.projections._view_page import SessionLink, check_prices, view_page
 
 __all__ = [
     "CLAUDE_CODE",
@@ -85,6 +95,7 @@ __all__ = [
     "DEFAULT_TOOLS",
     "FILE_TOKENS",
     "INTERRUPTED",
+    "MARK_KINDS",
     "NOTES_SHARE",
     "NOTICE",
     "OPENAI_STYLE",
@@ -100,13 +111,18 @@ __all__ = [
     "Context",
     "ContextDiff",
     "ContextFold",
+    "CurveMark",
     "ErrorSeen",
     "EventRef",
     "FileArtifact",
+    "IndexRow",
     "LiveMessage",
     "LiveToolResult",
+    "LiveVersion",
     "OutputChange",
     "PruneMark",
+    "SessionLink",
+    "SessionView",
     "StructuredSummary",
     "TimelineRow",
     "TodoItem",
@@ -116,6 +132,7 @@ __all__ = [
     "always_kept",
     "api_messages",
     "artifact_trail",
+    "check_prices",
     "compaction_item",
     "compaction_text",
     "context_of",
@@ -125,11 +142,13 @@ __all__ = [
     "estimate_tokens",
     "fold_events",
     "history_markdown",
+    "index_page",
     "intent_of",
     "is_injected_native",
     "is_injected_text",
     "is_provider_compaction",
     "is_provider_summary",
+    "mark_kind",
     "markdown_of",
     "merge",
     "native_text",
@@ -138,6 +157,7 @@ __all__ = [
     "preview",
     "render_summary",
     "requests_tokens",
+    "session_view",
     "shorten",
     "stored_tokens",
     "summary_from_trail",
@@ -145,4 +165,5 @@ __all__ = [
     "to_anthropic",
     "to_openai",
     "to_responses",
+    "view_page",
 ]

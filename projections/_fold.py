@@ -464,6 +464,12 @@ class ContextFold:
     def message(self, message_id: str) -> Message:
         return self._entries[message_id].message
 
+    def live_message(self, message_id: str) -> LiveMessage:
+        """One live message as the model is shown it, as `live_messages` renders it (cached
+        until the fold changes how it is shown): a view reads a message's new form after an
+        event without rendering the whole context."""
+        return self._shown(self._entries[message_id])
+
     def is_live(self, message_id: str) -> bool:
         return message_id in self._entries
 

@@ -149,7 +149,9 @@ def describe(payload: Payload, change: Change) -> str:
     if isinstance(payload, MessageUnpinned):
         return f"unpinned {payload.message_id}"
     if isinstance(payload, CompressionChanged):
-        return _clip("compression settings: " + _one_line(str(payload.compression)))
+        # sorted: PostgreSQL hands JSONB objects back in its own key order
+        settings = dict(sorted(payload.compression.items()))
+        return _clip("compression settings: " + _one_line(str(settings)))
     if isinstance(payload, ContentRedacted):
         return _clip(f"redacted {len(payload.part_ids):,} part(s)") + (
             f" ({_one_line(payload.reason)})"

@@ -584,8 +584,10 @@ class AsyncSessionStore:
         """Every report at once; `progress` is called in the worker thread."""
         return await self._run(lambda s: list(s.verify_all(against=against, progress=progress)))
 
-    async def export_session(self, session_id: str) -> list[str]:
-        return await self._run(lambda s: list(s.export_session(session_id)))
+    async def export_session(
+        self, session_id: str, *, at: int | datetime | None = None
+    ) -> list[str]:
+        return await self._run(lambda s: list(s.export_session(session_id, at=at)))
 
     @overload
     async def import_session(
@@ -656,6 +658,20 @@ class AsyncSessionStore:
             )
         )
         return self._session(imported)
+
+    async def view(
+        self,
+        session_id: str,
+        *,
+        at: int | datetime | None = None,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> str:
+        return await self._run(lambda s: s.view(session_id, at=at, prices=prices))
+
+    async def view_index(
+        self, *, app: str | None = None, user: str | None = None, tag: str | None = None
+    ) -> str:
+        return await self._run(lambda s: s.view_index(app=app, user=user, tag=tag))
 
     async def stats(self) -> StoreStats:
         return await self._run(SessionStore.stats)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -17,25 +18,36 @@ from sessionstore.cli._app import (
     pass_cli,
 )
 from sessionstore.cli._files import check_target, write_lines
+from sessionstore.cli._look import at_point
 from sessionstore.importers import FORMATS, ImportedSession, ImportResult
-from sessionstore.session import ImportFormat
+from sessionstore.session import ImportFormat, Session
 
 
-def _jsonl(app: Cli, session_id: str, history: bool) -> Iterable[str]:
+def _jsonl(app: Cli, session: Session, history: bool, at: int | datetime | None) -> Iterable[str]:
     """The events, one envelope per line, hashes included, then the bodies they reference."""
     if history:
         raise click.UsageError("--history is for --format markdown: an export holds every event")
-    return app.reader.export_session(session_id)
+    return app.reader.export_session(session.id, at=at)
 
 
-def _markdown(app: Cli, session_id: str, history: bool) -> Iterable[str]:
+def _markdown(
+    app: Cli, session: Session, history: bool, at: int | datetime | None
+) -> Iterable[str]:
     """A transcript to read: the live context, or with --history every message ever appended."""
-    return [app.reader.session(session_id).to_markdown(history=history).removesuffix("\n")]
+    return [session.to_markdown(at, history=history).removesuffix("\n")]
 
 
-EXPORT_FORMATS: dict[str, Callable[[Cli, str, bool], Iterable[str]]] = {
+def _html(app: Cli, session: Session, history: bool, at: int | datetime | None) -> Iterable[str]:
+    """The page `sessionstore view` writes: the whole history, replayable, in one file."""
+    if history:
+        raise click.UsageError("--history is for --format markdown: the html view holds it all")
+    return [app.reader.view(session.id, at=at).removesuffix("\n")]
+
+
+EXPORT_FORMATS: dict[str, Callable[[Cli, Session, bool, int | datetime | None], Iterable[str]]] = {
     "jsonl": _jsonl,
     "markdown": _markdown,
+    "html": _html,
 }
 """What `export --format` writes, by name: the lines of the file (or of stdout), each without
 its newline. A format is one entry here."""
@@ -50,7 +62,8 @@ its newline. A format is one entry here."""
     type=click.Choice(list(EXPORT_FORMATS)),
     default="jsonl",
     show_default=True,
-    help="jsonl: every event, for import into another store; markdown: a transcript to read.",
+    help="jsonl: every event, for import into another store; markdown: a transcript to read; "
+    "html: the page `sessionstore view` writes.",
 )
 @click.option(
     "--history",
@@ -58,28 +71,45 @@ its newline. A format is one entry here."""
     help="markdown: every message ever appended, with prunes and compactions where they "
     "happened (default: the live context, what the model is shown now).",
 )
+@click.option(
+    "--at",
+    metavar="SEQ|TIME",
+    help="The session as it stood at this event number (or ISO time): its events up to there.",
+)
 @pass_cli
 def export_session(
-    app: Cli, session_id: str, output: Path | None, form: str, history: bool
+    app: Cli, session_id: str, output: Path | None, form: str, history: bool, at: str | None
 ) -> None:
     """Write the session to stdout or a file. --format jsonl (the default): its events, one
     envelope per line with hashes, then the bodies they reference, for `import`. --format
-    markdown: a transcript of its live context (--history: of everything it ever held)."""
+    markdown: a transcript of its live context (--history: of everything it ever held).
+    --format html: the page of `sessionstore view`. --at: as it stood at that point."""
     session_id = app.find(session_id)
     if output is not None:
         check_target(output)
-    lines = EXPORT_FORMATS[form](app, session_id, history)
+    session = app.reader.session(session_id)
+    lines = at_point(
+        session, "--at", at, lambda point: EXPORT_FORMATS[form](app, session, history, point)
+    )
+    if at is not None:
+        lines = list(lines)  # counted below
     if output is None:
         for line in lines:
             click.echo(line)
         return
     count = write_lines(output, lines)
     if form != "jsonl":
-        click.echo(f"wrote the {form} transcript of {session_id} to {output}", err=True)
+        what = "view" if form == "html" else f"{form} transcript"
+        click.echo(f"wrote the {what} of {session_id} to {output}", err=True)
         return
-    events = app.reader.version(session_id)
+    events = app.reader.version(session_id) if at is None else _events_in(lines)
     bodies = f" and {count - events:,} bodies" if count > events else ""
     click.echo(f"wrote {events:,} events{bodies} of {session_id} to {output}", err=True)
+
+
+def _events_in(lines: Iterable[str]) -> int:
+    """How many of an export's lines are events (the bodies follow them)."""
+    return sum(1 for line in lines if not line.startswith('{"body":'))
 
 
 @click.command("import")

@@ -31,6 +31,7 @@ HOMES = {
     "export": "_move",
     "import": "_move",
     "db": "_db",
+    "view": "_view",
 }
 """Each command's module in `sessionstore.cli`, which defines it as `COMMANDS[name]`."""
 

@@ -50,10 +50,11 @@ from sessionstore.log import (
     store_stats,
     verify_session,
 )
-from sessionstore.projections import ContextFold
+from sessionstore.projections import ContextFold, index_page
 from sessionstore.session import _arguments as check
 from sessionstore.session._fork import fork_header
 from sessionstore.session._session import Session
+from sessionstore.session._view import index_row, session_page
 from sessionstore.storage import (
     ListingKey,
     SessionFilter,
@@ -473,11 +474,14 @@ class SessionStore:
 
     # moving sessions
 
-    def export_session(self, session_id: str) -> Iterator[str]:
+    def export_session(self, session_id: str, *, at: int | datetime | None = None) -> Iterator[str]:
         """The session's events as JSONL lines (without newlines): envelopes, hashes and
-        payloads as stored, so `import_session` of them rebuilds it byte for byte."""
+        payloads as stored, so `import_session` of them rebuilds it byte for byte; with `at`
+        (a seq, or the last event at or before a time), its events up to that point only."""
         check_session_id(session_id)
         head = self._session_row(session_id).version
+        if at is not None:
+            head = self._log.seq_at(session_id, at)
         return export_lines(self._recorder, session_id, head)
 
     @overload
@@ -569,6 +573,37 @@ class SessionStore:
         check.text("encoding", encoding)
         header = Header(encoding, title, model, context_window, session_id)
         return self.session(import_text(self._log, _lines(source), format, header))
+
+    # views
+
+    def view(
+        self,
+        session_id: str,
+        *,
+        at: int | datetime | None = None,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> str:
+        """The session as one self-contained HTML page (no network: inline style, script and
+        SVG): its header, the live context's size after every event with the window, the
+        trigger and a mark per truncation, prune, compaction, restore and revert; a replay of
+        the context at any event and the diff between two; each compaction beside its
+        summary; the artifact trail; usage per turn, and its cost when `prices` gives the
+        model's prices (`{model: {"input": ..., "output": ..., "cached": ...}}`, per million
+        tokens; `cached` defaults to `input`). Its parent, forks and sub-agents are linked as
+        `<id>.html`, as `view --all` writes them. With `at` (a seq, or the last event at or
+        before a time), the session as it stood then. It reads the log and writes nothing."""
+        check_session_id(session_id)
+        info = self._session_row(session_id)
+        head = info.version if at is None else self._log.seq_at(session_id, at)
+        return session_page(self._log, info, head, prices=prices)
+
+    def view_index(
+        self, *, app: str | None = None, user: str | None = None, tag: str | None = None
+    ) -> str:
+        """The HTML index of the sessions (of `app`, `user`, `tag`; each `None`: any), newest
+        first, sortable by date, size and compactions, with a search box; each links its page
+        `<id>.html` (`view`)."""
+        return index_page([index_row(s) for s in self.summaries(app=app, user=user, tag=tag)])
 
     # figures
 
