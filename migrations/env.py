@@ -12,6 +12,14 @@ from sessionstore.storage import metadata, migration_connection, resolve_url
 config = context.config
 target_metadata = metadata
 
+
+def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+    """What `alembic check` compares: not the full-text index's dialect parts, which the
+    revision creates per dialect (SQLite's FTS5 table and its shadow tables, PostgreSQL's GIN
+    index), and no declared table has."""
+    return not (name or "").startswith(("search_fts", "ix_search_index_terms"))
+
+
 if config.config_file_name is not None and config.attributes.get("connection") is None:
     logging.config.fileConfig(config.config_file_name, disable_existing_loggers=False)
 
@@ -21,6 +29,7 @@ def run_offline() -> None:
         url=resolve_url(config.get_main_option("sqlalchemy.url")),
         target_metadata=target_metadata,
         literal_binds=True,
+        include_name=include_name,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -29,13 +38,17 @@ def run_offline() -> None:
 def run_online() -> None:
     connection = config.attributes.get("connection")
     if connection is not None:
-        context.configure(connection=connection, target_metadata=target_metadata)
+        context.configure(
+            connection=connection, target_metadata=target_metadata, include_name=include_name
+        )
         with context.begin_transaction():
             context.run_migrations()
         return
     url = resolve_url(config.get_main_option("sqlalchemy.url"))
     with migration_connection(url) as own_connection:
-        context.configure(connection=own_connection, target_metadata=target_metadata)
+        context.configure(
+            connection=own_connection, target_metadata=target_metadata, include_name=include_name
+        )
         with context.begin_transaction():
             context.run_migrations()
 
