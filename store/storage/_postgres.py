@@ -357,7 +357,7 @@ class PostgresRecorder(SqlRecorder):
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
 
 
-_SIMPLE = sa.literal_column("'simple'::regconfig")
+_SIMPLE: sa.ColumnElement[str] = sa.literal_column("'simple'::regconfig")
 """The text search configuration of the index: words as they are, no stemming, no stop words
 (the words are folded before they get here: `sessionstore.events._search`)."""
 
