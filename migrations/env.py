@@ -7,17 +7,15 @@ import logging.config
 
 from alembic import context
 
-from sessionstore.storage import metadata, migration_connection, resolve_url
+from sessionstore.storage import compared, metadata, migration_connection, resolve_url
 
 config = context.config
 target_metadata = metadata
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:
-    """What `alembic check` compares: not the full-text index's dialect parts, which the
-    revision creates per dialect (SQLite's FTS5 table and its shadow tables, PostgreSQL's GIN
-    index), and no declared table has."""
-    return not (name or "").startswith(("search_fts", "ix_search_index_terms"))
+    """What `alembic check` compares: not the full-text index's dialect parts (`compared`)."""
+    return compared(name)
 
 
 if config.config_file_name is not None and config.attributes.get("connection") is None:

@@ -37,7 +37,7 @@ from sessionstore.storage._recorder import (
     StoredEvent,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc, chain_link
-from sessionstore.storage._schema import SESSION_ID_LENGTH, metadata
+from sessionstore.storage._schema import SESSION_ID_LENGTH, compared, metadata
 from sessionstore.storage._sqlite import SqliteSynchronous
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "StoredEvent",
     "as_utc",
     "chain_link",
+    "compared",
     "counts_missing",
     "database_file",
     "ensure_schema",

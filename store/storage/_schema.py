@@ -133,3 +133,13 @@ written in the transaction of the events it indexes, its words in `terms` (Postg
 indexes as its external content, kept in step by triggers). `digest` names the body the text
 was read from: a redaction deletes the session's rows of the bodies it deletes, in its own
 transaction. A projection like the others: rebuilt from the events by revision 0005."""
+
+DIALECT_PARTS = ("search_fts", "ix_search_index_terms")
+"""Names the revisions create per dialect and no declared table has: SQLite's FTS5 table (and
+its shadow tables `search_fts_*`), PostgreSQL's GIN index of `search_index.terms`."""
+
+
+def compared(name: str | None) -> bool:
+    """Whether a comparison of the database with the declared tables (`alembic check`) looks
+    at the table or index `name`: not at the full-text index's dialect parts."""
+    return not (name or "").startswith(DIALECT_PARTS)
