@@ -101,8 +101,9 @@ def hits_view(hits: list[SearchHit], width: int) -> Group:
     lines: list[Text] = []
     for hit in hits:
         what = "/".join(filter(None, [hit.role, hit.kind]))
+        style = views.ROLE_STYLES.get(hit.role or "", "")
         head = Text.assemble(
-            (hit.session_id, "bold"), f"  #{hit.seq}  ", (what, views.ROLE_STYLES.get(hit.role or "", "")),
+            (hit.session_id, "bold"), f"  #{hit.seq}  ", (what, style),
             f"  {views.when(hit.recorded_at)}  ", hit.title,
         )  # fmt: skip
         head.truncate(width, overflow="ellipsis")
