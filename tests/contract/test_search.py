@@ -25,6 +25,8 @@ from tests.conftest import Backend
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 SECRET = "sk-proj-Zq7LEAK9x"
 SECRET_WORD = "zq7leak9x"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CLAUDE_CODE_SESSION = "claude-code-3c9e4f1a-6b2d-4e8f-a1c7-92d05b7e4f10"
 """The secret's word as the index keeps it (folded)."""
 
 
@@ -275,3 +277,20 @@ def test_a_database_at_0004_is_indexed_by_its_upgrade(backend: Backend) -> None:
         s = store.session(s.id)
         s.append_user("after the index: marmalade")
         assert [h.seq for h in store.search("marmalade")] == [7, 4, 2]
+
+
+def test_an_imported_transcript_is_searchable(opened: SessionStore) -> None:
+    """An import writes its rows with their metadata: on PostgreSQL the general write path,
+    with its index rows."""
+    result = opened.import_session(FIXTURES / "claude_code_session.jsonl")
+    assert [s.session_id for s in result.sessions][:1] == [CLAUDE_CODE_SESSION]
+    hits = opened.search("utc offset", app="claude-code")
+    assert [(h.session_id, h.seq, h.kind) for h in hits] == [
+        (CLAUDE_CODE_SESSION, 19, "text"),
+        (CLAUDE_CODE_SESSION, 14, "summary"),
+    ]
+    assert [h.marked for h in opened.search("pytest", role="assistant")] == [
+        'Bash {"command":"[pytest] -q","description":"Run all tests"}',
+        'Bash {"command":"[pytest] tests/test_parser.py -x -q",'
+        '"description":"Run the failing test"}',
+    ]
