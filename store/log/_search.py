@@ -26,8 +26,7 @@ from sessionstore.events import (
     body_digests,
     chunks,
     excerpt,
-    holds_phrases,
-    indexed_terms,
+    holds_all,
     marked,
     search_entries,
     searchable_texts,
@@ -89,10 +88,7 @@ def _hit(recorder: Recorder, row: SearchRow, phrases: Phrases) -> SearchHit:
     found = searchable_texts(row.event_type, data, texts)
     chosen, shown = (found[0], found[0].text) if found else (None, "")
     for text in found:
-        held = next(
-            (c for _, c in chunks(text.text) if holds_phrases(indexed_terms(c).split(), phrases)),
-            None,
-        )
+        held = next((c for _, c in chunks(text.text) if holds_all(c, phrases)), None)
         if held is not None:
             chosen, shown = text, held
             break
