@@ -35,12 +35,13 @@ BATCH = 50
 @contextmanager
 def unindexed() -> Iterator[None]:
     """Writes carry no index rows while inside."""
-    real = append_path.index_rows
-    append_path.index_rows = lambda links, texts: ([], [])  # type: ignore[assignment]
+    names = vars(append_path)
+    real = names["index_rows"]
+    names["index_rows"] = lambda links, texts: ([], [])
     try:
         yield
     finally:
-        append_path.index_rows = real
+        names["index_rows"] = real
 
 
 def append(session: Session, msg: Msg) -> None:
