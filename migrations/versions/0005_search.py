@@ -9,9 +9,12 @@ A row per chunk of each searchable text (message text, tool calls, tool outputs 
 summaries of compactions: `sessionstore.events._search`), written from now on in the
 transaction of the events it indexes, and deleted by a redaction of the body it was read from.
 
-SQLite: the rows keep their words as text, and an FTS5 table (`search_fts`, tokenizer
-`unicode61`) indexes them as its external content; triggers keep the two in step, so a write
-inserts or deletes rows of `search_index` alone. PostgreSQL: the words are a `tsvector` (the
+SQLite: the rows keep their words as text, and an FTS5 table (`search_fts`) indexes them as
+its external content; triggers keep the two in step, so a write inserts or deletes rows of
+`search_index` alone. Its tokenizer is `ascii`: the words come folded and separated by spaces,
+and `ascii` splits at ASCII punctuation and spaces alone, so its tokens are exactly those words
+(`unicode61` would fold some letters further, by its Unicode 6.1 tables, than the words the
+other backends and the excerpts match). PostgreSQL: the words are a `tsvector` (the
 `simple` configuration: no stemming, no stop words) under a GIN index; when `events` is
 hash-partitioned by session (0001, asked for), `search_index` is too, into as many partitions.
 
@@ -40,7 +43,7 @@ _terms = sa.Text().with_variant(TSVECTOR(), "postgresql")
 
 _SQLITE_INDEX = [
     """CREATE VIRTUAL TABLE search_fts USING fts5(
-        terms, content='search_index', content_rowid='id', tokenize='unicode61')""",
+        terms, content='search_index', content_rowid='id', tokenize='ascii')""",
     """CREATE TRIGGER search_index_indexed AFTER INSERT ON search_index BEGIN
         INSERT INTO search_fts(rowid, terms) VALUES (new.id, new.terms); END""",
     """CREATE TRIGGER search_index_unindexed AFTER DELETE ON search_index BEGIN
