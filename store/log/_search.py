@@ -15,9 +15,11 @@ A fork's events are its own: what it inherits from its parent is found once, in 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sessionstore.events import (
     ChainLink,
@@ -31,7 +33,7 @@ from sessionstore.events import (
     search_entries,
     searchable_texts,
 )
-from sessionstore.log._bodies import bodies_of
+from sessionstore.log._bodies import bodies_of, unpack
 from sessionstore.storage import Recorder, SearchFilter, SearchRow
 
 
@@ -72,6 +74,34 @@ def index_rows(
     return search_entries(
         ((link.seq, link.recorded_at, link.type, link.payload) for link in links), texts
     )
+
+
+def index_problems(
+    recorder: Recorder,
+    session_id: str,
+    searched: Sequence[tuple[int, datetime, str, Mapping[str, Any]]],
+) -> Iterator[str]:
+    """What is wrong with the session's index rows: they must be exactly those its events
+    (`searched`: (seq, recorded_at, type, payload as stored) of its searchable events and
+    redactions, in seq order) give, read from the bodies the session holds now."""
+    wanted = sorted({d for _, _, kind, data in searched for d in body_digests(kind, data)})
+    try:
+        texts = {row.digest: unpack(row) for row in recorder.bodies(session_id, wanted)}
+    except (ValueError, zlib.error):  # a damaged body: `body_problems` names it
+        return
+    entries, _ = search_entries(searched, texts)
+    expected = [(e.seq, e.part, e.chunk, e.digest) for e in entries]
+    found = recorder.indexed(session_id)
+    if found == expected:
+        return
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    where = ", ".join(
+        f"{len(rows):,} {what} (the first at event {rows[0][0]})"
+        for rows, what in ((missing, "missing"), (extra, "that its events do not give"))
+        if rows
+    )
+    yield f"its search index rows are not those its events give: {where}"
 
 
 def search(recorder: Recorder, where: SearchFilter) -> list[SearchHit]:

@@ -13,6 +13,8 @@ checked against the events here:
   digest (the chain covers the digest; a zlib row holds its stream and nothing after it), or
   deleted by a redaction of the session; a body stored again after its redaction is checked
   like any other;
+- its search index rows: those its events give, read from the bodies it holds (none for a
+  text a redaction deleted), and no other;
 - every stored snapshot: the session is folded again from its first event, and each snapshot
   must equal the fold at its seq (a snapshot is a cache that resume would otherwise serve);
 - a checkpoint taken earlier (`Checkpoint`, the way a transparency log's checkpoint works):
@@ -32,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionstore.events import (
+    SEARCHED_EVENTS,
     ChainLink,
     InvalidCheckpoint,
     SessionStarted,
@@ -43,6 +46,7 @@ from sessionstore.events import (
 )
 from sessionstore.log._bodies import bodies_of, redactions, unpack_exact
 from sessionstore.log._replay import events_of, load_fold
+from sessionstore.log._search import index_problems
 from sessionstore.projections import PROJECTION, PROJECTION_VERSION, ContextFold, parse_snapshot
 from sessionstore.storage import COMPACTION, Recorder, SessionInfo, chain_link
 
@@ -156,6 +160,7 @@ def verify_session(
     last: list[ChainLink] = []
     at_checkpoint: list[ChainLink] = []
     referenced: dict[str, int] = {}  # digest -> the first seq that references it
+    searched: list[tuple[int, datetime, str, Mapping[str, Any]]] = []  # what the index reads
 
     compactions = 0
 
@@ -163,6 +168,8 @@ def verify_session(
         nonlocal compactions
         for link in links:
             compactions += link.type == COMPACTION
+            if link.type in SEARCHED_EVENTS or link.type == "ContentRedacted":
+                searched.append((link.seq, link.recorded_at, link.type, link.payload))
             for digest in body_digests(link.type, link.payload):
                 referenced.setdefault(digest, link.seq)
             if not first:
@@ -198,6 +205,7 @@ def verify_session(
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(checkpoint, at_checkpoint, last))
     problems.extend(body_problems(recorder, session_id, referenced))
+    problems.extend(index_problems(recorder, session_id, searched))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
     if chain.ok and started is not None:
         counted = row.live_tokens if row is not None and last else None

@@ -446,6 +446,11 @@ class MemoryRecorder:
         end = None if where.limit is None else where.offset + where.limit
         return found[where.offset : end]
 
+    def indexed(self, session_id: str) -> list[tuple[int, int, int, str | None]]:
+        with self._db.lock:
+            entries = self._db.index.get(session_id, [])
+            return sorted((e.seq, e.part, e.chunk, e.digest) for e, _ in entries)
+
     def search(self, where: SearchFilter) -> list[SearchRow]:
         """Every index row's words matched against the phrases, one by one (no index: a
         memory store is small)."""

@@ -288,6 +288,11 @@ class Recorder(Protocol):
         """The events `where` finds, newest first (ties: by session id, then newest seq)."""
         ...
 
+    def indexed(self, session_id: str) -> list[tuple[int, int, int, str | None]]:
+        """The session's search index rows as (seq, part, chunk, digest), in that order: what
+        `verify` compares with the rows its events give."""
+        ...
+
     def session_ids(self) -> list[str]:
         """Every id with a `sessions` row or events, sorted: what `verify_all` checks."""
         ...

@@ -273,6 +273,13 @@ INDEX_COLUMNS = (
 """The columns a write fills in an index row, in `index_values`' order."""
 
 
+INDEXED = (
+    sa.select(search_index.c.seq, search_index.c.part, search_index.c.chunk, search_index.c.digest)
+    .where(search_index.c.session_id == _SESSION)
+    .order_by(search_index.c.seq, search_index.c.part, search_index.c.chunk)
+)
+
+
 def index_values(session_id: str, entry: SearchEntry) -> dict[str, Any]:
     return {"session_id": session_id, **entry._asdict()}
 
@@ -441,6 +448,11 @@ class SqlRecorder:
     def _matching(self, phrases: Phrases) -> Matching:
         """The dialect's full-text test of an index row: it holds every one of `phrases`."""
         raise NotImplementedError
+
+    def indexed(self, session_id: str) -> list[tuple[int, int, int, str | None]]:
+        with self._reading() as conn:
+            rows = conn.execute(INDEXED, {"session_id": session_id}).all()
+        return [(int(seq), int(part), int(chunk), digest) for seq, part, chunk, digest in rows]
 
     def search(self, where: SearchFilter) -> list[SearchRow]:
         with self._reading() as conn:

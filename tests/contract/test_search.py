@@ -294,3 +294,19 @@ def test_an_imported_transcript_is_searchable(opened: SessionStore) -> None:
         'Bash {"command":"[pytest] tests/test_parser.py -x -q",'
         '"description":"Run the failing test"}',
     ]
+
+
+def test_verify_finds_an_index_row_missing_or_added(backend: Backend) -> None:
+    with SessionStore(backend.url) as store:
+        s = store.create_session(title="t")
+        s.append_user("first words")
+        s.append_user("second words")
+        secret = s.append_user(f"key {SECRET}")
+        s.redact([secret.parts[0].id], reason="leak")
+        assert store.verify(s.id).ok
+        backend.execute("DELETE FROM search_index WHERE seq = 3")
+        (problem,) = store.verify(s.id).problems
+        assert problem == (
+            "its search index rows are not those its events give: 1 missing (the first at "
+            "event 3)"
+        )

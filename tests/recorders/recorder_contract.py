@@ -611,6 +611,9 @@ class RecorderContract:
         )
         found = recorder.search(SearchFilter((("zq7leak9x",),)))
         assert [(r.session_id, r.seq) for r in found] == [("s2", 4)]
+        assert recorder.indexed("s1") == []
+        assert recorder.indexed("s2") == [(4, 0, 0, secret.digest)]
+        assert recorder.indexed("nobody") == []
 
     # lifecycle
 
