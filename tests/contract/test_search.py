@@ -307,6 +307,5 @@ def test_verify_finds_an_index_row_missing_or_added(backend: Backend) -> None:
         backend.execute("DELETE FROM search_index WHERE seq = 3")
         (problem,) = store.verify(s.id).problems
         assert problem == (
-            "its search index rows are not those its events give: 1 missing (the first at "
-            "event 3)"
+            "its search index rows are not those its events give: 1 missing (the first at event 3)"
         )
