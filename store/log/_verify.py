@@ -205,7 +205,8 @@ def verify_session(
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(checkpoint, at_checkpoint, last))
     problems.extend(body_problems(recorder, session_id, referenced))
-    problems.extend(index_problems(recorder, session_id, searched))
+    if chain.ok:  # a broken chain stops the reading: its events after the break are unseen
+        problems.extend(index_problems(recorder, session_id, searched))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
     if chain.ok and started is not None:
         counted = row.live_tokens if row is not None and last else None
