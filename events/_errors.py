@@ -2,7 +2,8 @@
 
     SessionStoreError
      ├── InvalidArgument (ValueError, TypeError)
-     │                                    an argument of the wrong type or out of range
+     │    │                               an argument of the wrong type or out of range
+     │    └── InvalidSearchQuery          a search query with no word to look for
      ├── InvalidEvent (ValueError)        wrong shape, NUL or broken UTF-8, unstable floats
      │    ├── UnknownEventType            a `type` this vocabulary does not know
      │    ├── UnsupportedSchemaVersion    written by a newer sessionstore
@@ -46,6 +47,11 @@ class InvalidArgument(SessionStoreError, ValueError, TypeError):
     working: pydantic's errors (what a bad value raised before) are `ValueError`s, and Python
     raises `TypeError` for an argument of the wrong type. The message says which it was.
     """
+
+
+class InvalidSearchQuery(InvalidArgument):
+    """A search query holds no word to look for (it is empty, or only punctuation, which the
+    index does not keep), or more words than a search takes; nothing was searched."""
 
 
 class InvalidEvent(SessionStoreError, ValueError):

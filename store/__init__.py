@@ -50,6 +50,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         InvalidCheckpoint,
         InvalidEvent,
         InvalidReplayPoint,
+        InvalidSearchQuery,
         InvalidSessionId,
         NewEvent,
         NotInContext,
@@ -67,6 +68,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
     )
     from sessionstore.log import (
         Checkpoint,
+        SearchHit,
         SessionHead,
         VerifyReport,
     )
@@ -119,6 +121,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "InvalidCheckpoint",
         "InvalidEvent",
         "InvalidReplayPoint",
+        "InvalidSearchQuery",
         "InvalidSessionId",
         "NewEvent",
         "NotInContext",
@@ -136,6 +139,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "sessionstore.log": (
         "Checkpoint",
+        "SearchHit",
         "SessionHead",
         "VerifyReport",
     ),
@@ -183,6 +187,7 @@ __all__ = [
     "InvalidCheckpoint",
     "InvalidEvent",
     "InvalidReplayPoint",
+    "InvalidSearchQuery",
     "InvalidSessionId",
     "LiveMessage",
     "LiveToolResult",
@@ -196,6 +201,7 @@ __all__ = [
     "PrunePlan",
     "RecordedEvent",
     "SchemaMismatch",
+    "SearchHit",
     "Session",
     "SessionExists",
     "SessionHead",

@@ -77,6 +77,7 @@ from sessionstore.events import (
     Payload,
     Record,
     RecordedEvent,
+    Role,
     SessionStarted,
     ToolResultPart,
     Usage,
@@ -88,6 +89,7 @@ from sessionstore.log import (
     Clock,
     EventLike,
     EventLog,
+    SearchHit,
     SessionSummary,
     StoreStats,
     VerifyReport,
@@ -571,6 +573,29 @@ class AsyncSessionStore:
             after=after,
         )
         return await self._run(listing)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        role: Role | None = None,
+        since: datetime | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        found = functools.partial(
+            SessionStore.search,
+            query=query,
+            app=app,
+            user=user,
+            tag=tag,
+            role=role,
+            since=since,
+            limit=limit,
+        )
+        return await self._run(found)
 
     async def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
         return await self._run(lambda s: s.verify(session_id, against=against))

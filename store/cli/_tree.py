@@ -21,6 +21,7 @@ HOMES = {
     "artifacts": "_look",
     "context": "_look",
     "diff": "_look",
+    "search": "_find",
     "redact": "_change",
     "prune": "_change",
     "compact": "_change",

@@ -67,6 +67,7 @@ from sessionstore.log import (
     dated_links,
     decode_stored,
     event_row,
+    index_rows,
     insert_links,
     pack_all,
     read_export,
@@ -277,8 +278,10 @@ def _write_after(
         for link, item in zip(links, batch, strict=True)
     ]
     bodies = pack_all(body for item in batch for body in item.bodies)
+    texts = {body.digest: body.text for item in batch for body in item.bodies}
+    index, unindex = index_rows(links, texts)
     try:
-        log.recorder.write(session_id, head, rows, None, bodies)
+        log.recorder.write(session_id, head, rows, None, bodies, index=index, unindex=unindex)
     except LostRace:
         raise ImportRefused(
             f"{session_id} changed while it was imported: import the file again"

@@ -19,6 +19,7 @@ from sessionstore.log._append import (
 from sessionstore.log._bodies import decode_stored, pack_all
 from sessionstore.log._log import MAX_SEQ, EventLog
 from sessionstore.log._redact import collect_bodies, plan_redaction, redacted_parts
+from sessionstore.log._search import SearchHit, index_rows, search
 from sessionstore.log._stats import SessionSummary, StoreStats, session_summaries, store_stats
 from sessionstore.log._transfer import (
     dated_links,
@@ -43,6 +44,7 @@ __all__ = [
     "Encoded",
     "EventLike",
     "EventLog",
+    "SearchHit",
     "SessionHead",
     "SessionSummary",
     "StoreStats",
@@ -57,6 +59,7 @@ __all__ = [
     "event_row",
     "export_lines",
     "holds",
+    "index_rows",
     "insert_links",
     "json_object",
     "missing_session",
@@ -64,6 +67,7 @@ __all__ = [
     "plan_redaction",
     "read_export",
     "redacted_parts",
+    "search",
     "session_summaries",
     "store_stats",
     "verify_session",

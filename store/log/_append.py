@@ -46,6 +46,7 @@ from sessionstore.events import (
 )
 from sessionstore.log._bodies import decode_stored, pack_all
 from sessionstore.log._redact import redacted_title
+from sessionstore.log._search import index_rows
 from sessionstore.storage import (
     SESSION_ID_LENGTH,
     EventRow,
@@ -202,6 +203,7 @@ def append(
     as not counted)."""
     head = known_head if known_head is not None and expected_version == known_head.seq else None
     bodies = pack_all(body for item in batch for body in item.bodies)  # once, before any I/O
+    texts = {body.digest: body.text for item in batch for body in item.bodies}
     title = redacted_title(
         recorder,
         session_id,
@@ -224,6 +226,7 @@ def append(
             event_row(session_id, link, item.payload_json)
             for link, item in zip(links, batch, strict=True)
         ]
+        index, unindex = index_rows(links, texts)
         # the caller's fold is at the head it expected: on a retry after another head, not
         live_tokens = None
         if fold_in is not None and attempt == 0:
@@ -239,6 +242,8 @@ def append(
                 metadata_set([item.event.payload for item in batch]),
                 title=title,
                 live_tokens=live_tokens,
+                index=index,
+                unindex=unindex,
             )
         except LostRace:
             stored = _already_stored(recorder, session_id, batch)

@@ -48,6 +48,7 @@ from sessionstore.log._append import (
     metadata_set,
 )
 from sessionstore.log._bodies import pack_all, redactions, unpack
+from sessionstore.log._search import index_rows
 from sessionstore.storage import LostRace, NewSession, Recorder, as_utc, chain_link
 
 _PAGE = 500
@@ -278,8 +279,11 @@ def insert_links(
         started.title, started.parent_session_id, started.parent_seq, started.context_window
     )
     metadata = metadata_set(headers)
+    index, _ = index_rows(links, known)
     try:
-        recorder.write(session_id, None, rows, new, pack_all(bodies), metadata=metadata)
+        recorder.write(
+            session_id, None, rows, new, pack_all(bodies), metadata=metadata, index=index
+        )
     except LostRace:  # another writer took the id meanwhile
         raise SessionExists(session_id) from None
 

@@ -13,6 +13,8 @@ checked against the events here:
   digest (the chain covers the digest; a zlib row holds its stream and nothing after it), or
   deleted by a redaction of the session; a body stored again after its redaction is checked
   like any other;
+- its search index rows: those its events give, read from the bodies it holds (none for a
+  text a redaction deleted), and no other;
 - every stored snapshot: the session is folded again from its first event, and each snapshot
   must equal the fold at its seq (a snapshot is a cache that resume would otherwise serve);
 - a checkpoint taken earlier (`Checkpoint`, the way a transparency log's checkpoint works):
@@ -33,6 +35,7 @@ from typing import Any
 
 from sessionstore.events import (
     REFERENCE_HINT,
+    SEARCHED_EVENTS,
     ChainLink,
     InvalidCheckpoint,
     RecordedEvent,
@@ -45,6 +48,7 @@ from sessionstore.events import (
 )
 from sessionstore.log._bodies import bodies_of, decode_stored, redactions, unpack_exact
 from sessionstore.log._replay import load_fold
+from sessionstore.log._search import index_problems
 from sessionstore.projections import PROJECTION, PROJECTION_VERSION, ContextFold, parse_snapshot
 from sessionstore.storage import COMPACTION, Recorder, SessionInfo, StoredEvent, chain_link
 
@@ -164,6 +168,7 @@ def verify_session(
     referenced: dict[str, int] = {}  # digest -> the first seq that references it
     counted = row.live_tokens if row is not None else None
     refold = _Refold(recorder, session_id, counted is not None)
+    searched: list[tuple[int, datetime, str, Mapping[str, Any]]] = []  # what the index reads
 
     compactions = 0
 
@@ -172,6 +177,8 @@ def verify_session(
         for stored in stored_events:
             link = chain_link(stored)
             compactions += link.type == COMPACTION
+            if link.type in SEARCHED_EVENTS or link.type == "ContentRedacted":
+                searched.append((link.seq, link.recorded_at, link.type, link.payload))
             if REFERENCE_HINT in stored.payload:
                 for digest in body_digests(link.type, link.payload):
                     referenced.setdefault(digest, link.seq)
@@ -209,6 +216,8 @@ def verify_session(
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(checkpoint, at_checkpoint, last))
     problems.extend(body_problems(recorder, session_id, referenced))
+    if chain.ok:  # a broken chain stops the reading: its events after the break are unseen
+        problems.extend(index_problems(recorder, session_id, searched))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
     if chain.ok and started is not None:
         refold.finish()

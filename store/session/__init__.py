@@ -13,6 +13,7 @@ from sessionstore.session._session import Session, ToolCall
 from sessionstore.session._store import (
     DEFAULT_MAX_PAYLOAD_BYTES,
     DEFAULT_SNAPSHOT_EVERY,
+    MAX_SEARCH_HITS,
     ImportFormat,
     SessionStore,
     check_store_options,
@@ -25,6 +26,7 @@ __all__ = [
     "DEFAULT_MAX_PAYLOAD_BYTES",
     "DEFAULT_SNAPSHOT_EVERY",
     "LABEL_LENGTH",
+    "MAX_SEARCH_HITS",
     "SQL_INT_MAX",
     "ContextCheck",
     "ImportFormat",

@@ -21,6 +21,7 @@ from sessionstore.events import (
     DatabaseUnavailable,
     InvalidArgument,
     RecordedEvent,
+    Role,
     SessionExists,
     SessionStarted,
     UnknownSession,
@@ -28,6 +29,7 @@ from sessionstore.events import (
     describe_validation_error,
     described,
     new_id,
+    parse_query,
 )
 from sessionstore.importers import Header, ImportResult, import_path, import_text
 from sessionstore.log import (
@@ -36,6 +38,7 @@ from sessionstore.log import (
     Clock,
     EventLike,
     EventLog,
+    SearchHit,
     SessionSummary,
     StoreStats,
     VerifyReport,
@@ -46,6 +49,7 @@ from sessionstore.log import (
     holds,
     missing_session,
     plan_redaction,
+    search,
     session_summaries,
     store_stats,
     verify_session,
@@ -57,6 +61,7 @@ from sessionstore.session._session import Session
 from sessionstore.session._view import index_row, session_page
 from sessionstore.storage import (
     ListingKey,
+    SearchFilter,
     SessionFilter,
     SessionInfo,
     SqliteSynchronous,
@@ -74,6 +79,8 @@ ImportFormat = Literal[
 DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 """An event with its bodies: a 100 MB tool output is stored whole (compressed) and shown cut."""
 DEFAULT_SNAPSHOT_EVERY = 100
+MAX_SEARCH_HITS = 1000
+"""The most hits one search returns."""
 PURGE_ATTEMPTS = 50
 """A purge that finds the head moved since it planned plans again, this many times at most."""
 
@@ -434,6 +441,44 @@ class SessionStore:
             after=None if after is None else ListingKey(after.updated_at, after.id),
         )
         return self._recorder.sessions(where)
+
+    def search(
+        self,
+        query: str,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        tag: str | None = None,
+        role: Role | None = None,
+        since: datetime | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        """The events whose text holds `query`, across sessions, newest first: at most `limit`,
+        in sessions of `app`, of `user`, with `tag`, in messages of `role`, recorded at or
+        after `since` (a timezone-aware time; each `None`: any). See docs/search.md.
+
+        Searched: message text, tool calls (name and arguments), tool outputs in full (the
+        originals of truncated and pruned ones too), and compaction summaries; not what a
+        redaction deleted. A query is words, all of which must occur in one text; "quoted
+        words" must occur side by side, in order. Case, accents and punctuation do not count.
+        A query with no word in it raises `InvalidSearchQuery`. Each hit carries an excerpt
+        of the text it found, with the query's words marked (`SearchHit.marked`)."""
+        check.text("query", query)
+        phrases = parse_query(query)
+        if since is not None and (not isinstance(since, datetime) or since.tzinfo is None):
+            raise InvalidArgument(
+                f"since must be a timezone-aware datetime or None, got {described(since)}"
+            )
+        where = SearchFilter(
+            phrases,
+            app=check.optional_label("app", app),
+            user=check.optional_label("user", user),
+            tag=check.optional_label("tag", tag),
+            role=None if role is None else check.choice("role", role, get_args(Role)),
+            since=None if since is None else since.astimezone(UTC),
+            limit=check.integer("limit", limit, minimum=1, maximum=MAX_SEARCH_HITS),
+        )
+        return search(self._recorder, where)
 
     def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
         """Check the session's history: its hash chain, its `sessions` row, its fork link, and

@@ -30,12 +30,14 @@ from sessionstore.storage._recorder import (
     LostRace,
     NewSession,
     Recorder,
+    SearchFilter,
+    SearchRow,
     SessionFilter,
     SessionMetadata,
     StoredEvent,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc, chain_link
-from sessionstore.storage._schema import SESSION_ID_LENGTH, metadata
+from sessionstore.storage._schema import SESSION_ID_LENGTH, compared, metadata
 from sessionstore.storage._sqlite import SqliteSynchronous
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "LostRace",
     "NewSession",
     "Recorder",
+    "SearchFilter",
+    "SearchRow",
     "SessionFilter",
     "SessionInfo",
     "SessionMetadata",
@@ -57,6 +61,7 @@ __all__ = [
     "StoredEvent",
     "as_utc",
     "chain_link",
+    "compared",
     "counts_missing",
     "database_file",
     "ensure_schema",

@@ -31,7 +31,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from sessionstore.events import DatabaseUnavailable, SchemaMismatch
+from sessionstore.events import DatabaseUnavailable, SchemaMismatch, SearchEntry, holds_phrases
 from sessionstore.storage._migrate import head_revision
 from sessionstore.storage._recorder import (
     ALL_SESSIONS,
@@ -42,6 +42,8 @@ from sessionstore.storage._recorder import (
     Head,
     LostRace,
     NewSession,
+    SearchFilter,
+    SearchRow,
     SessionFilter,
     SessionMetadata,
     StoreCounts,
@@ -142,6 +144,8 @@ class MemoryDatabase:
     """Every digest a `ContentRedacted` event of any session names."""
     snapshots: dict[tuple[str, str, int], dict[int, str]] = field(default_factory=dict)
     """Per (session, projection, version), each snapshot's state JSON by seq."""
+    index: dict[str, list[tuple[SearchEntry, tuple[str, ...]]]] = field(default_factory=dict)
+    """Per session, its search index rows, each with its words split."""
 
 
 _NAMED: dict[str, MemoryDatabase] = {}
@@ -211,6 +215,8 @@ class MemoryRecorder:
         metadata: SessionMetadata | None = None,
         title: str | None = None,
         live_tokens: int | None = None,
+        index: Sequence[SearchEntry] = (),
+        unindex: Sequence[str] = (),
     ) -> list[int]:
         db = self._db
         with db.lock:
@@ -276,6 +282,11 @@ class MemoryRecorder:
                 session.tags = tuple(sorted(metadata.tags))
             if title is not None:
                 session.title = title
+            entries = db.index.setdefault(session_id, [])
+            if unindex:
+                gone = set(unindex)
+                entries[:] = [(e, words) for e, words in entries if e.digest not in gone]
+            entries.extend((entry, tuple(entry.terms.split())) for entry in index)
             return positions
 
     def _refuse_taken_keys(
@@ -434,6 +445,41 @@ class MemoryRecorder:
         found.sort(key=lambda info: info.updated_at, reverse=True)  # stable: ties stay by id
         end = None if where.limit is None else where.offset + where.limit
         return found[where.offset : end]
+
+    def indexed(self, session_id: str) -> list[tuple[int, int, int, str | None]]:
+        with self._db.lock:
+            entries = self._db.index.get(session_id, [])
+            return sorted((e.seq, e.part, e.chunk, e.digest) for e, _ in entries)
+
+    def search(self, where: SearchFilter) -> list[SearchRow]:
+        """Every index row's words matched against the phrases, one by one (no index: a
+        memory store is small)."""
+        db = self._db
+        found: dict[tuple[str, int], SearchRow] = {}
+        with db.lock:
+            for session_id, entries in db.index.items():
+                row = db.sessions[session_id]
+                if (where.app is not None and row.app != where.app) or (
+                    where.user is not None and row.user != where.user
+                ):
+                    continue
+                if where.tag is not None and where.tag not in row.tags:
+                    continue
+                for entry, words in entries:
+                    if where.role is not None and entry.role != where.role:
+                        continue
+                    recorded_at = as_utc(entry.recorded_at)
+                    if where.since is not None and recorded_at < where.since:
+                        continue
+                    if (session_id, entry.seq) in found or not holds_phrases(words, where.phrases):
+                        continue
+                    found[session_id, entry.seq] = SearchRow(
+                        session_id, entry.seq, entry.event_type, recorded_at, row.title
+                    )
+        hits = sorted(found.values(), key=lambda hit: -hit.seq)
+        hits.sort(key=lambda hit: hit.session_id)
+        hits.sort(key=lambda hit: hit.recorded_at, reverse=True)  # stable: ties as above
+        return hits[: where.limit]
 
     def session_ids(self) -> list[str]:
         db = self._db

@@ -42,7 +42,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from sessionstore.events import DatabaseUnavailable, SchemaMismatch
+from sessionstore.events import DatabaseUnavailable, Phrases, SchemaMismatch, SearchEntry
 from sessionstore.storage._recorder import (
     BodyRow,
     DatabaseState,
@@ -53,8 +53,15 @@ from sessionstore.storage._recorder import (
     SessionMetadata,
     compactions_in,
 )
-from sessionstore.storage._schema import events
-from sessionstore.storage._sql import PAGE, SqlRecorder, serialize_json, shown_url, state_of
+from sessionstore.storage._schema import events, search_index
+from sessionstore.storage._sql import (
+    PAGE,
+    Matching,
+    SqlRecorder,
+    serialize_json,
+    shown_url,
+    state_of,
+)
 
 _EXTENSION_RELATIONS = sa.text(
     "SELECT c.relname FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass "
@@ -109,6 +116,16 @@ refs AS (
     INSERT INTO blob_refs (session_id, digest)
     SELECT head.id, locked.digest FROM head, locked
     ON CONFLICT DO NOTHING
+),
+indexed AS (
+    INSERT INTO search_index (session_id, seq, part, chunk, role, event_type, digest,
+        recorded_at, terms)
+    SELECT head.id, i.seq, i.part, i.chunk, i.role, i.event_type, i.digest, i.recorded_at,
+        to_tsvector('simple', i.terms)
+    FROM head, unnest(%(i_seq)b::integer[], %(i_part)b::integer[], %(i_chunk)b::integer[],
+        %(i_role)b::text[], %(i_event_type)b::text[], %(i_digest)b::text[],
+        %(i_recorded_at)b::timestamptz[], %(i_terms)b::text[])
+        AS i(seq, part, chunk, role, event_type, digest, recorded_at, terms)
 )
 SELECT position FROM written ORDER BY seq"""
 _APPEND_AFTER = _APPEND.format(head=_MOVE_HEAD)
@@ -172,13 +189,27 @@ class PostgresRecorder(SqlRecorder):
         metadata: SessionMetadata | None = None,
         title: str | None = None,
         live_tokens: int | None = None,
+        index: Sequence[SearchEntry] = (),
+        unindex: Sequence[str] = (),
     ) -> list[int]:
-        """One statement on psycopg (see the module's docstring); a redaction, new metadata
-        or title, a batch over a page, or another driver take the general path."""
+        """One statement on psycopg (see the module's docstring), its index rows included; a
+        redaction, new metadata or title, a batch over a page, or another driver take the
+        general path."""
         changes_row = metadata is not None or title is not None
-        if not self._one_statement or forget or changes_row or len(rows) > PAGE:
+        general = forget or unindex or changes_row or len(rows) > PAGE
+        if not self._one_statement or general:
             return super().write(
-                session_id, after, rows, new, bodies, forget, metadata, title, live_tokens
+                session_id,
+                after,
+                rows,
+                new,
+                bodies,
+                forget,
+                metadata,
+                title,
+                live_tokens,
+                index,
+                unindex,
             )
         bodies = sorted(bodies, key=lambda body: body.digest)  # the locks' order: `_lock_order`
         last = rows[-1]
@@ -201,6 +232,14 @@ class PostgresRecorder(SqlRecorder):
             "size": [body.size for body in bodies],
             "compression": [body.compression for body in bodies],
             "data": [bytes(body.data) for body in bodies],
+            "i_seq": [entry.seq for entry in index],
+            "i_part": [entry.part for entry in index],
+            "i_chunk": [entry.chunk for entry in index],
+            "i_role": [entry.role for entry in index],
+            "i_event_type": [entry.event_type for entry in index],
+            "i_digest": [entry.digest for entry in index],
+            "i_recorded_at": [entry.recorded_at for entry in index],
+            "i_terms": [entry.terms for entry in index],
         }
         if after is None:
             assert new is not None, "a new session's first write names its sessions row"
@@ -271,6 +310,15 @@ class PostgresRecorder(SqlRecorder):
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
         return pg_insert(table).on_conflict_do_nothing()
 
+    def _insert_index(self) -> sa.Insert:
+        return search_index.insert().values(
+            terms=sa.func.to_tsvector(_SIMPLE, sa.bindparam("terms", type_=sa.Text))
+        )
+
+    def _matching(self, phrases: Phrases) -> Matching:
+        query = sa.func.to_tsquery(_SIMPLE, sa.bindparam("tsquery", ts_query(phrases)))
+        return search_index.c.terms.bool_op("@@")(query)
+
     def _lock_bodies(
         self, conn: sa.Connection, referenced: Sequence[str], deleted: Sequence[str]
     ) -> None:
@@ -321,6 +369,17 @@ class PostgresRecorder(SqlRecorder):
         """Two processes opening the same empty database must not both create the schema: the
         second waits here, then finds it created."""
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+
+
+_SIMPLE: sa.ColumnElement[str] = sa.literal_column("'simple'::regconfig")
+"""The text search configuration of the index: words as they are, no stemming, no stop words
+(the words are folded before they get here: `sessionstore.events._search`)."""
+
+
+def ts_query(phrases: Phrases) -> str:
+    """A `to_tsquery` text for every one of `phrases` (`&`), each a phrase of its words
+    (`<->`). Their words are letters and digits only: none is tsquery syntax."""
+    return " & ".join("(" + " <-> ".join(phrase) + ")" for phrase in phrases)
 
 
 def _lock_order(referenced: Sequence[str], deleted: Sequence[str]) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import NamedTuple, Protocol
 
+from sessionstore.events import Phrases, SearchEntry
 from sessionstore.storage._rows import SessionInfo
 
 
@@ -112,6 +113,32 @@ class SessionFilter(NamedTuple):
 
 ALL_SESSIONS = SessionFilter()
 
+
+class SearchFilter(NamedTuple):
+    """What a search looks for: events with a text that holds every one of `phrases`, in
+    sessions of `app`, of `user`, with `tag`, in messages of `role`, recorded at or after
+    `since` (each `None`: any); at most `limit` of them, newest first."""
+
+    phrases: Phrases
+    app: str | None = None
+    user: str | None = None
+    tag: str | None = None
+    role: str | None = None
+    since: datetime | None = None
+    limit: int = 20
+
+
+class SearchRow(NamedTuple):
+    """An event a search found (once, however many of its texts hold the phrases), with its
+    session's title as the `sessions` row has it now."""
+
+    session_id: str
+    seq: int
+    event_type: str
+    recorded_at: datetime
+    title: str
+
+
 COMPACTION = "ContextCompacted"
 """The event type the `sessions` row's `compactions` counts."""
 
@@ -161,6 +188,8 @@ class Recorder(Protocol):
         metadata: SessionMetadata | None = None,
         title: str | None = None,
         live_tokens: int | None = None,
+        index: Sequence[SearchEntry] = (),
+        unindex: Sequence[str] = (),
     ) -> list[int]:
         """Insert `rows` (which continue the session from `after`) and move the head to the
         last of them, atomically, only if the head is still `after`; a new session (`after`
@@ -177,7 +206,11 @@ class Recorder(Protocol):
         `ContentRedacted` event that names them: the database refuses any other deletion).
         `metadata`, when given, replaces the session's listing metadata (`rows` hold the
         event that sets it); `title`, when given, replaces its title (`rows` hold the
-        redaction that deleted the old one)."""
+        redaction that deleted the old one).
+
+        The search index moves with the log: the session's index rows read from the bodies
+        `unindex` names are deleted (a redaction's, with nothing of them left in the index's
+        storage), then `index` (rows of `rows`' events) is inserted."""
         ...
 
     def save_snapshot(
@@ -249,6 +282,15 @@ class Recorder(Protocol):
 
     def sessions(self, where: SessionFilter = ALL_SESSIONS) -> list[SessionInfo]:
         """The sessions `where` selects, most recently updated first."""
+        ...
+
+    def search(self, where: SearchFilter) -> list[SearchRow]:
+        """The events `where` finds, newest first (ties: by session id, then newest seq)."""
+        ...
+
+    def indexed(self, session_id: str) -> list[tuple[int, int, int, str | None]]:
+        """The session's search index rows as (seq, part, chunk, digest), in that order: what
+        `verify` compares with the rows its events give."""
         ...
 
     def session_ids(self) -> list[str]:
@@ -343,6 +385,8 @@ __all__ = [
     "LostRace",
     "NewSession",
     "Recorder",
+    "SearchFilter",
+    "SearchRow",
     "StoreCounts",
     "StoredEvent",
 ]

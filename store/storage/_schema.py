@@ -8,7 +8,7 @@ session without changing a key.
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 
 metadata = sa.MetaData()
 
@@ -109,3 +109,37 @@ blob_refs = sa.Table(
 """Which sessions' events hold which bodies: a session reads a body only through its own row,
 so a redaction (which deletes the row) takes the body out of that session alone, and the body
 itself goes once no session holds it."""
+
+SearchTerms = sa.Text().with_variant(TSVECTOR(), "postgresql")
+
+search_index = sa.Table(
+    "search_index",
+    metadata,
+    sa.Column("id", Position, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(SESSION_ID_LENGTH), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("part", sa.Integer, nullable=False),
+    sa.Column("chunk", sa.Integer, nullable=False),
+    sa.Column("role", sa.String(16), nullable=True),
+    sa.Column("event_type", sa.String(64), nullable=False),
+    sa.Column("digest", sa.String(DIGEST_LENGTH), nullable=True),
+    sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("terms", SearchTerms, nullable=False),
+    sa.Index("ix_search_index_digest", "session_id", "digest"),
+)
+"""The full-text index: a row per chunk of each searchable text (`sessionstore.events._search`),
+written in the transaction of the events it indexes, its words in `terms` (PostgreSQL: a
+`tsvector`, under a GIN index; SQLite: the words as text, which the FTS5 table `search_fts`
+indexes as its external content, kept in step by triggers). `digest` names the body the text
+was read from: a redaction deletes the session's rows of the bodies it deletes, in its own
+transaction. A projection like the others: rebuilt from the events by revision 0005."""
+
+DIALECT_PARTS = ("search_fts", "ix_search_index_terms")
+"""Names the revisions create per dialect and no declared table has: SQLite's FTS5 table (and
+its shadow tables `search_fts_*`), PostgreSQL's GIN index of `search_index.terms`."""
+
+
+def compared(name: str | None) -> bool:
+    """Whether a comparison of the database with the declared tables (`alembic check`) looks
+    at the table or index `name`: not at the full-text index's dialect parts."""
+    return not (name or "").startswith(DIALECT_PARTS)

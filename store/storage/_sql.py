@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from sessionstore.events import DatabaseUnavailable
+from sessionstore.events import DatabaseUnavailable, Phrases, SearchEntry
 from sessionstore.storage._migrate import alembic_config
 from sessionstore.storage._recorder import (
     ALL_SESSIONS,
@@ -30,6 +30,8 @@ from sessionstore.storage._recorder import (
     Head,
     LostRace,
     NewSession,
+    SearchFilter,
+    SearchRow,
     SessionFilter,
     SessionMetadata,
     StoreCounts,
@@ -37,7 +39,15 @@ from sessionstore.storage._recorder import (
     compactions_in,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc
-from sessionstore.storage._schema import blob_refs, blobs, events, session_tags, sessions, snapshots
+from sessionstore.storage._schema import (
+    blob_refs,
+    blobs,
+    events,
+    search_index,
+    session_tags,
+    sessions,
+    snapshots,
+)
 
 WRITE = "sessionstore_write"
 """Execution option that marks a connection's transaction as a write (SQLite: IMMEDIATE)."""
@@ -251,6 +261,63 @@ def listing(where: SessionFilter) -> sa.Select[Any]:
     return query
 
 
+Matching = sa.ColumnElement[bool] | sa.TextClause
+"""A dialect's full-text test of an index row (a SQL expression, or SQL text)."""
+
+UNINDEX = search_index.delete().where(
+    search_index.c.session_id == _SESSION, search_index.c.digest == sa.bindparam("digest")
+)
+INDEX_COLUMNS = (
+    "session_id", "seq", "part", "chunk", "role", "event_type", "digest", "recorded_at", "terms",
+)  # fmt: skip
+"""The columns a write fills in an index row, in `index_values`' order."""
+
+
+INDEXED = (
+    sa.select(search_index.c.seq, search_index.c.part, search_index.c.chunk, search_index.c.digest)
+    .where(search_index.c.session_id == _SESSION)
+    .order_by(search_index.c.seq, search_index.c.part, search_index.c.chunk)
+)
+
+
+def index_values(session_id: str, entry: SearchEntry) -> dict[str, Any]:
+    return {"session_id": session_id, **entry._asdict()}
+
+
+def found_events(where: SearchFilter, matching: Matching) -> sa.Select[Any]:
+    """The events whose index rows are `matching` (the dialect's full-text test), in the
+    sessions `where` selects, one row an event, newest first."""
+    query = (
+        sa.select(
+            search_index.c.session_id,
+            search_index.c.seq,
+            search_index.c.event_type,
+            search_index.c.recorded_at,
+            sessions.c.title,
+        )
+        .join(sessions, sessions.c.id == search_index.c.session_id)
+        .where(matching)
+    )
+    if where.app is not None:
+        query = query.where(sessions.c.app == where.app)
+    if where.user is not None:
+        query = query.where(sessions.c.user_id == where.user)
+    if where.tag is not None:
+        tagged = sa.select(session_tags.c.session_id).where(session_tags.c.tag == where.tag)
+        query = query.where(search_index.c.session_id.in_(tagged))
+    if where.role is not None:
+        query = query.where(search_index.c.role == where.role)
+    if where.since is not None:
+        query = query.where(search_index.c.recorded_at >= where.since)
+    return (
+        query.distinct()
+        .order_by(
+            search_index.c.recorded_at.desc(), search_index.c.session_id, search_index.c.seq.desc()
+        )
+        .limit(where.limit)
+    )
+
+
 def _stored(row: Any) -> StoredEvent:
     position, session_id, seq, event_id, type_, version, recorded_at, prev_hash, hash_, text = row
     return StoredEvent(
@@ -334,6 +401,8 @@ class SqlRecorder:
         metadata: SessionMetadata | None = None,
         title: str | None = None,
         live_tokens: int | None = None,
+        index: Sequence[SearchEntry] = (),
+        unindex: Sequence[str] = (),
     ) -> list[int]:
         with self._writing() as conn:
             if after is None:
@@ -364,7 +433,34 @@ class SqlRecorder:
                     conn.execute(INSERT_TAG, tags)
             if title is not None:
                 conn.execute(SET_TITLE, {"session_id": session_id, "title": title})
+            if unindex:
+                keys = [{"session_id": session_id, "digest": digest} for digest in unindex]
+                conn.execute(UNINDEX, keys)
+            if index:
+                values = [index_values(session_id, entry) for entry in index]
+                conn.execute(self._insert_index(), values)
             return positions
+
+    def _insert_index(self) -> sa.Insert:
+        """The INSERT of an index row, its `terms` as the dialect keeps them."""
+        raise NotImplementedError
+
+    def _matching(self, phrases: Phrases) -> Matching:
+        """The dialect's full-text test of an index row: it holds every one of `phrases`."""
+        raise NotImplementedError
+
+    def indexed(self, session_id: str) -> list[tuple[int, int, int, str | None]]:
+        with self._reading() as conn:
+            rows = conn.execute(INDEXED, {"session_id": session_id}).all()
+        return [(int(seq), int(part), int(chunk), digest) for seq, part, chunk, digest in rows]
+
+    def search(self, where: SearchFilter) -> list[SearchRow]:
+        with self._reading() as conn:
+            rows = conn.execute(found_events(where, self._matching(where.phrases))).all()
+        return [
+            SearchRow(str(sid), int(seq), str(kind), as_utc(at), str(title))
+            for sid, seq, kind, at, title in rows
+        ]
 
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
         """An INSERT into `table` that skips rows whose key is taken (dialect syntax)."""

@@ -36,7 +36,7 @@ from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from sessionstore.events import DatabaseUnavailable
+from sessionstore.events import DatabaseUnavailable, Phrases, SearchEntry
 from sessionstore.storage._recorder import (
     ALL_SESSIONS,
     BodyRow,
@@ -51,7 +51,7 @@ from sessionstore.storage._recorder import (
     compactions_in,
 )
 from sessionstore.storage._rows import SessionInfo
-from sessionstore.storage._schema import blob_refs, blobs, events
+from sessionstore.storage._schema import blob_refs, blobs, events, search_index
 from sessionstore.storage._sql import (
     BODIES,
     DROP_TAGS,
@@ -60,6 +60,7 @@ from sessionstore.storage._sql import (
     FORGET_BODY,
     FORGET_REF,
     HEAD,
+    INDEX_COLUMNS,
     INSERT_EVENT,
     INSERT_SESSION,
     INSERT_TAG,
@@ -68,8 +69,10 @@ from sessionstore.storage._sql import (
     SET_METADATA,
     SET_TITLE,
     TAGS_OF,
+    UNINDEX,
     VERSION_TABLE,
     WRITE,
+    Matching,
     SqlRecorder,
     listing,
     serialize_json,
@@ -141,6 +144,28 @@ _SET_METADATA = driver_sql(SET_METADATA, ("app", "user_id", "session_id"))
 _SET_TITLE = driver_sql(SET_TITLE, ("title", "session_id"))
 _DROP_TAGS = driver_sql(DROP_TAGS, ("session_id",))
 _INSERT_TAG = driver_sql(INSERT_TAG, ("session_id", "tag"), columns=True)
+_INSERT_INDEX = driver_sql(search_index.insert(), INDEX_COLUMNS, columns=True)
+_UNINDEX = driver_sql(UNINDEX, ("session_id", "digest"))
+OPTIMIZE_INDEX = "INSERT INTO search_fts(search_fts) VALUES ('optimize')"
+"""FTS5 keeps a deleted row's words in its index segments, under a delete marker, until the
+segments are merged: a redaction that deleted index rows merges them all at once, in its own
+transaction, so no word of what it deleted is left in `search_fts_data` (the SQLite of Python
+3.11 predates FTS5's `secure-delete`). Its cost grows with the whole index, and only
+redactions pay it. Freed pages are zeroed (`secure_delete`) and the WAL is truncated after
+(`scrub`), as for bodies."""
+
+
+def fts_query(phrases: Phrases) -> str:
+    """An FTS5 query for every one of `phrases`: each in double quotes (a phrase, whatever
+    FTS5 would read as syntax), side by side (AND). Their words are letters and digits only."""
+    return " ".join('"' + " ".join(phrase) + '"' for phrase in phrases)
+
+
+def _index_values(session_id: str, entry: SearchEntry) -> tuple[Any, ...]:
+    seq, part, chunk, role, event_type, digest, recorded_at, terms = entry
+    return (
+        session_id, seq, part, chunk, role, event_type, digest, stored_time(recorded_at), terms,
+    )  # fmt: skip
 
 
 @functools.cache
@@ -290,6 +315,8 @@ class SqliteRecorder(SqlRecorder):
         metadata: SessionMetadata | None = None,
         title: str | None = None,
         live_tokens: int | None = None,
+        index: Sequence[SearchEntry] = (),
+        unindex: Sequence[str] = (),
     ) -> list[int]:
         with self._driver("append") as driver:
             driver.execute("BEGIN IMMEDIATE")
@@ -338,6 +365,15 @@ class SqliteRecorder(SqlRecorder):
                     cursor.executemany(_INSERT_TAG.text, tags)
                 if title is not None:
                     cursor.execute(_SET_TITLE.text, (title, session_id))
+                unindexed = 0
+                for digest in unindex:
+                    cursor.execute(_UNINDEX.text, (session_id, digest))
+                    unindexed += cursor.rowcount
+                if unindexed:
+                    cursor.execute(OPTIMIZE_INDEX)
+                if index:
+                    values = [_index_values(session_id, entry) for entry in index]
+                    cursor.executemany(_INSERT_INDEX.text, values)
                 cursor.close()
                 driver.execute("COMMIT")
             except BaseException:
@@ -348,6 +384,14 @@ class SqliteRecorder(SqlRecorder):
 
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
         return insert_ignoring(table)
+
+    def _insert_index(self) -> sa.Insert:
+        return search_index.insert()  # the FTS5 table is filled by the triggers of 0005
+
+    def _matching(self, phrases: Phrases) -> Matching:
+        return sa.text(
+            "search_index.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH :fts)"
+        ).bindparams(fts=fts_query(phrases))
 
     def scrub(self, *, wait: bool = True) -> bool:
         """Deleted pages are zeroed as they are freed (`secure_delete`); the WAL still holds

@@ -55,7 +55,15 @@ def test_version_loads_click_and_none_of_the_store(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [["ls"], ["ls", "--json"], ["show", "s1"], ["verify", "s1"], ["view", "s1"]]
+    "command",
+    [
+        ["ls"],
+        ["ls", "--json"],
+        ["show", "s1"],
+        ["verify", "s1"],
+        ["view", "s1"],
+        ["search", "read"],
+    ],
 )
 def test_a_reading_command_loads_no_migrations_async_face_or_integrations(
     command: list[str], tmp_path: Path

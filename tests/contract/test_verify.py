@@ -120,6 +120,7 @@ def test_a_deleted_tail_with_a_rewritten_head_is_caught_by_a_checkpoint(
     checkpoint = Checkpoint.of(tampered.verify_all())
     assert checkpoint.heads == (SessionHead("s1", 10, tampered.read("s1")[-1].hash),)
     backend.execute("DELETE FROM events WHERE seq >= 9")
+    backend.execute("DELETE FROM search_index WHERE seq >= 9")  # a careful forger's
     head_at(tampered, backend, 8)
     assert tampered.verify("s1").ok  # the chain alone cannot tell
 
@@ -136,6 +137,7 @@ def test_a_truncated_then_rechained_session_is_caught_by_a_checkpoint(
 ) -> None:
     checkpoint = Checkpoint.of(tampered.verify_all())
     backend.execute("DELETE FROM events WHERE seq >= 5")
+    backend.execute("DELETE FROM search_index WHERE seq >= 5")  # a careful forger's
     head_at(tampered, backend, 4)
     tampered.append("s1", conversation(turns=3)[1:], expected_version=4)  # seq 5..13, chained
     assert tampered.verify("s1").ok

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
+from sessionstore.events import SearchEntry
 from sessionstore.events._errors import DatabaseUnavailable, SchemaMismatch
 from sessionstore.storage._migrate import head_revision
 from sessionstore.storage._recorder import (
@@ -26,6 +27,8 @@ from sessionstore.storage._recorder import (
     LostRace,
     NewSession,
     Recorder,
+    SearchFilter,
+    SearchRow,
     SessionFilter,
     SessionMetadata,
 )
@@ -78,6 +81,20 @@ def body(n: int, data: bytes = b"hello") -> BodyRow:
 
 
 NEW = NewSession(title="t", parent_id=None, parent_seq=None)
+
+
+def entry(
+    seq: int,
+    terms: str,
+    *,
+    part: int = 0,
+    role: str = "user",
+    digest: str | None = None,
+    at: datetime | None = None,
+) -> SearchEntry:
+    """An index row of event `seq` (recorded as `rows` records it, unless `at`)."""
+    recorded_at = at if at is not None else T0 + timedelta(seconds=1, microseconds=seq)
+    return SearchEntry(seq, part, 0, role, "MessageAppended", digest, recorded_at, terms)
 
 
 class RecorderContract:
@@ -537,6 +554,66 @@ class RecorderContract:
         assert recorder.unreferenced_bodies() == [stray.digest]
         assert recorder.delete_unreferenced_bodies([secret.digest]) == 0
         assert recorder.scrub() is True
+
+    # search
+
+    def test_search_finds_events_by_their_index_rows_newest_first_once_each(
+        self, recorder: Recorder
+    ) -> None:
+        one, two = self.start(recorder, "s1"), self.start(recorder, "s2")
+        later = rows("s1", 4, 2, later=timedelta(seconds=1))
+        index = [
+            entry(4, "run alembic upgrade head", part=0),
+            entry(4, "alembic again in a second part", part=1),
+            entry(5, "the head of the queue", role="assistant", digest=body(5).digest),
+        ]
+        recorder.write("s1", head_of(one), later, index=index)
+        recorder.write("s2", head_of(two), rows("s2", 4, 1), index=[entry(4, "alembic ini", at=T0)])
+        assert recorder.search(SearchFilter(phrases=(("alembic",),))) == [
+            SearchRow("s1", 4, "MessageAppended", index[0].recorded_at, "t"),
+            SearchRow("s2", 4, "MessageAppended", T0, "t"),
+        ]
+        assert [(r.session_id, r.seq) for r in recorder.search(SearchFilter((("head",),)))] == [
+            ("s1", 5),
+            ("s1", 4),
+        ]
+        phrase = SearchFilter((("upgrade", "head"),))
+        assert [r.seq for r in recorder.search(phrase)] == [4]
+        assert recorder.search(SearchFilter((("head", "upgrade"),))) == []
+        assert recorder.search(SearchFilter((("alembic",), ("queue",)))) == []
+        assert [r.seq for r in recorder.search(SearchFilter((("head",),), limit=1))] == [5]
+        assert [r.seq for r in recorder.search(SearchFilter((("head",),), role="user"))] == [4]
+        since = SearchFilter((("alembic",),), since=T0 + timedelta(milliseconds=1))
+        assert [r.session_id for r in recorder.search(since)] == ["s1"]
+        assert recorder.search(SearchFilter((("alembic",),), app="nobody")) == []
+        assert recorder.search(SearchFilter((("alembic",),), user="nobody")) == []
+        assert recorder.search(SearchFilter((("alembic",),), tag="nobody")) == []
+
+    def test_a_write_unindexes_the_rows_of_the_bodies_it_names_in_its_session_only(
+        self, recorder: Recorder
+    ) -> None:
+        secret = body(7)
+        for session_id in ("s1", "s2"):
+            batch = self.start(recorder, session_id)
+            recorder.write(
+                session_id,
+                head_of(batch),
+                rows(session_id, 4, 1),
+                bodies=[secret],
+                index=[entry(4, "the key is zq7leak9x", digest=secret.digest)],
+            )
+        recorder.write(
+            "s1",
+            head_of(rows("s1", 1, 4)),
+            redaction("s1", 5, [secret.digest]),
+            forget=[secret.digest],
+            unindex=[secret.digest],
+        )
+        found = recorder.search(SearchFilter((("zq7leak9x",),)))
+        assert [(r.session_id, r.seq) for r in found] == [("s2", 4)]
+        assert recorder.indexed("s1") == []
+        assert recorder.indexed("s2") == [(4, 0, 0, secret.digest)]
+        assert recorder.indexed("nobody") == []
 
     # lifecycle
 
