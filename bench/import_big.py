@@ -39,12 +39,13 @@ from bench.report import machine
 from sessionstore import SessionStore
 
 SESSION = "4b1f6f0e-2a7d-4c55-9d0b-3e7c1a5f8e21"
-_WORDS = (
+_SAID = (
     "the import reads each line of the transcript once and writes its events in batches so "
     "memory follows the longest line def return self value for in if else while try except "
     "class import from path file test assert error warning passed failed module function "
     "ledger account balance total report row schema cache index query session event payload"
-).split()
+)
+_WORDS = _SAID.split()
 
 
 class _Text:
@@ -115,8 +116,9 @@ def transcript(lines: int, seed: int = 29) -> Iterator[str]:
                 blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
             if rng.random() < 0.7:
                 blocks.append({"type": "text", "text": text.of(rng.randrange(40, 1_500))})
+            tools = ("Read", "Bash", "Edit", "Grep")
             calls = [
-                (f"toolu_01{rng.getrandbits(96):024x}", rng.choice(("Read", "Bash", "Edit", "Grep")))
+                (f"toolu_01{rng.getrandbits(96):024x}", rng.choice(tools))
                 for _ in range(rng.choice((1, 1, 1, 2, 3)))
             ]
             for call_id, name in calls:
@@ -219,7 +221,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"tracemalloc peak during the import: {traced / 1e6:,.1f} MB")
         print(f"import again: {again_took:.2f} s, {again.events_written:,} events written")
     print(f"machine: {machine()}; load average {os.getloadavg()}")
-    print(f"command: {' '.join([sys.executable, '-m', 'bench.import_big', *(argv or sys.argv[1:])])}")
+    command = [sys.executable, "-m", "bench.import_big", *(argv or sys.argv[1:])]
+    print(f"command: {' '.join(command)}")
 
 
 if __name__ == "__main__":
