@@ -191,10 +191,10 @@ def main(argv: list[str] | None = None) -> None:
         path = args.keep or Path(folder) / f"{SESSION}.jsonl"
         if args.keep is None or not path.exists():
             write_transcript(path, args.lines)
-        raw = path.read_bytes()
-        lines, size = raw.count(b"\n"), len(raw)
-        longest = max(len(line) + 1 for line in raw.split(b"\n"))
-        del raw
+        lines = size = longest = 0
+        with path.open("rb") as file:  # a line at a time: the RSS before is the store's
+            for raw in file:
+                lines, size, longest = lines + 1, size + len(raw), max(longest, len(raw))
         print(f"transcript: {lines:,} lines, {size / 1e6:,.1f} MB, largest line {longest:,} B")
         rss_before = peak_rss_mb()
         url = args.db or f"sqlite:///{folder}/import.db"

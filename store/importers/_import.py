@@ -180,7 +180,7 @@ def _write_tree(
 
 
 _BATCH_EVENTS = 1000
-_BATCH_BYTES = 4 << 20
+_BATCH_BYTES = 1 << 20
 """A batch of an import's events ends at this many events or stored bytes, whichever comes
 first: what an import holds in memory, and writes in one transaction."""
 
