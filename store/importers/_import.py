@@ -2,10 +2,12 @@
 
 Each transcript is one session named by its format and the agent's own session id, and each
 entry an event named by its key (`session_id_for`, `event_id_for`). A session that is not in the
-store yet is written with the transcript's own times, a batch at a time (`_BATCH_EVENTS`, one
-transaction each), so memory holds a batch, never the session. One that is gets only the
-entries whose events it does not hold, appended after its head a batch at a time, at the
-transcript's times too: importing the same file twice writes nothing, a transcript that grew
+store yet is written with the transcript's own times, a batch at a time (`_BATCH_EVENTS` or
+`_BATCH_BYTES`, one transaction each), so memory holds a batch, never the session; its
+`sessions` row takes the live tokens the reader counted with the last batch (before it, the
+row says not counted, and a listing folds it), so no fold holds its live context. One that is
+gets only the entries whose events it does not hold, appended after its head a batch at a
+time, at the transcript's times too: importing the same file twice writes nothing, a transcript that grew
 adds its new entries to the same session (the same events, times and hashes as importing the
 grown file once), and an import cut short (a crash, a file that ran out of memory) is
 completed by importing the file again.
