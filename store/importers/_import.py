@@ -7,10 +7,10 @@ store yet is written with the transcript's own times, a batch at a time (`_BATCH
 `sessions` row takes the live tokens the reader counted with the last batch (before it, the
 row says not counted, and a listing folds it), so no fold holds its live context. One that is
 gets only the entries whose events it does not hold, appended after its head a batch at a
-time, at the transcript's times too: importing the same file twice writes nothing, a transcript that grew
-adds its new entries to the same session (the same events, times and hashes as importing the
-grown file once), and an import cut short (a crash, a file that ran out of memory) is
-completed by importing the file again.
+time, at the transcript's times too: importing the same file twice writes nothing, a
+transcript that grew adds its new entries to the same session (the same events, times and
+hashes as importing the grown file once), and an import cut short (a crash, a file that ran
+out of memory) is completed by importing the file again.
 
 A file is read a line at a time (`FileLines`): a line that is not UTF-8 is skipped and reported
 with its number, like a line that is not JSON; a file that cannot be read at all is reported
