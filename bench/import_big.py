@@ -11,11 +11,12 @@ kilobyte, a long tail), so the tokenizer sees what it sees in real imports.
 
 What it prints: the file (lines, MB, the largest line), the seconds the import took (wall
 clock around `SessionStore.import_session`, and the process's CPU seconds, which a machine
-shared with other work inflates less), the peak RSS of the process
-(`resource.getrusage`, which includes the generator's own few MB), with `--tracemalloc` the
+shared with other work inflates less), the peak RSS of the process (`resource.getrusage`) and
+what it was before the store opened (the tokenizer's tables loaded), with `--tracemalloc` the
 peak of Python's allocations during the import (slower: the seconds are then not the figure),
 and the events written; then the machine and the command. A second import of the same file is
-timed too: it must write nothing.
+timed too: it must write nothing. `bench.storage` runs it in a process of its own for its
+import rows (`import_rows`).
 """
 
 from __future__ import annotations
@@ -26,18 +27,21 @@ import json
 import os
 import random
 import resource
+import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bench.report import machine
+from bench.storage_table import OURS, Row
 from sessionstore import SessionStore
+from sessionstore.context import DEFAULT_ENCODING, load_encoding
 
 SESSION = "4b1f6f0e-2a7d-4c55-9d0b-3e7c1a5f8e21"
 _SAID = (
@@ -187,6 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", type=Path, help="write (or reuse) the transcript here")
     parser.add_argument("--tracemalloc", action="store_true", help="trace Python's allocations")
     parser.add_argument("--profile", type=Path, help="cProfile the first import into this file")
+    parser.add_argument("--json", action="store_true", help="end with the figures as JSON")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         path = args.keep or Path(folder) / f"{SESSION}.jsonl"
@@ -197,6 +202,7 @@ def main(argv: list[str] | None = None) -> None:
             for raw in file:
                 lines, size, longest = lines + 1, size + len(raw), max(longest, len(raw))
         print(f"transcript: {lines:,} lines, {size / 1e6:,.1f} MB, largest line {longest:,} B")
+        load_encoding(DEFAULT_ENCODING)  # the tokenizer's tables, loaded once per process
         rss_before = peak_rss_mb()
         url = args.db or f"sqlite:///{folder}/import.db"
         with SessionStore(url) as store:
@@ -228,6 +234,46 @@ def main(argv: list[str] | None = None) -> None:
     print(f"machine: {machine()}; load average {os.getloadavg()}")
     command = [sys.executable, "-m", "bench.import_big", *(argv or sys.argv[1:])]
     print(f"command: {' '.join(command)}")
+    if args.json:
+        figures = {
+            "lines": lines,
+            "bytes": size,
+            "longest_line": longest,
+            "events": written,
+            "seconds": took,
+            "cpu_seconds": cpu,
+            "rss_before_mb": rss_before,
+            "rss_peak_mb": peak_rss_mb(),
+            "again_seconds": again_took,
+            "again_written": again.events_written,
+        }
+        print(json.dumps(figures))
+
+
+def import_rows(lines: int, extra: dict[str, Any], log: Callable[[str], None]) -> list[Row]:
+    """The import rows of `bench.storage`: the time to import a `lines`-line transcript, and
+    the peak RSS above the store's, measured in a process of their own (a peak is the
+    process's highest, whatever ran in it before)."""
+    took = Row("import_s", f"Claude Code transcript, {lines:,} lines: import", "s")
+    took.target = "<= 5 s"
+    memory = Row("import_mb", f"Claude Code transcript, {lines:,} lines: peak RSS added", "MB")
+    memory.target = "bounded by the largest line"
+    took.ratios = memory.ratios = False
+    log(f"storage: importing a {lines:,}-line Claude Code transcript")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.import_big", "--lines", str(lines), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        took.na[OURS] = memory.na[OURS] = f"failed: {done.stderr.strip().splitlines()[-1:]}"
+        return [took, memory]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    took.values[OURS] = figures["seconds"]
+    memory.values[OURS] = figures["rss_peak_mb"] - figures["rss_before_mb"]
+    extra["import"] = figures
+    return [took, memory]
 
 
 if __name__ == "__main__":
