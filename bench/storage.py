@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.import_big import import_rows
 from bench.mix import long_output
 from bench.report import machine, write_json
 from bench.storage_big import big_output_rows
@@ -58,6 +59,8 @@ class Config:
     """Timed rounds of each read (resume, replay)."""
     big_output: int = 100_000_000
     """Bytes of the one huge tool output."""
+    import_lines: int = 100_000
+    """Lines of the Claude Code transcript the import rows import (`bench.import_big`)."""
     pg_url: str | None = DEFAULT_PG
     """The server for the multi-writer row (a scratch database is made there); None skips."""
     pg_writers: int = 8
@@ -66,7 +69,14 @@ class Config:
     profile: bool = False
 
 
-QUICK = Config(append=2_000, resume_sizes=(500, 2_000), repeats=3, pg_seconds=2.0, pg_rounds=1)
+QUICK = Config(
+    append=2_000,
+    resume_sizes=(500, 2_000),
+    repeats=3,
+    import_lines=10_000,
+    pg_seconds=2.0,
+    pg_rounds=1,
+)
 
 
 def config(quick: bool) -> Config:
@@ -113,6 +123,7 @@ def run(cfg: Config, folder: Path, log: Log) -> Report:
         extra["profile"] = profile_resume(sessions[-1])
     log(f"storage: one tool output of {cfg.big_output / 1e6:,.0f} MB")
     report.rows += big_output_rows(folder, long_output(cfg.big_output), extra)
+    report.rows += import_rows(cfg.import_lines, extra, log)
     if cfg.pg_url is not None:
         log(f"storage: PostgreSQL, {cfg.pg_writers} writers, {cfg.pg_seconds:g} s per round")
         report.rows.append(

@@ -62,7 +62,7 @@ from sessionstore.events import (
     ToolResultPart,
     Usage,
     brief,
-    canonical_json,
+    check_json_value,
 )
 from sessionstore.importers._claude_code_index import LineIndex, ReaderIndex
 from sessionstore.importers._common import (
@@ -536,7 +536,7 @@ class _Reader:
         key = uuid if isinstance(uuid, str) and uuid else f"line:{line}"
         subtype = entry.get("subtype")
         name = f"{kind}:{subtype}" if isinstance(subtype, str) else kind
-        canonical_json(entry)  # what the store could not hold is skipped at its line
+        check_json_value(entry)  # what the store could not hold is skipped at its line
         part = NativePart(id=f"{key}.0", native=Native(api=CLAUDE_CODE, value=entry))
         record = Record(id=key, kind=name[:128], parts=(part,))
         self.out.add(key, RecordAppended(record=record), self.now)
@@ -781,7 +781,7 @@ class _Reader:
 
     def _emit(self, uuid: str, message: Message) -> None:
         if message.native is not None:
-            canonical_json(message.native.value)  # a NUL, say: the line is skipped, not the file
+            check_json_value(message.native.value)  # a NUL, say: the line is skipped, not the file
         self.out.add(message.id, MessageAppended(message=message), self.now)
         _note_call(self.calls, message)
         self.index.live(message.id, uuid, message_tokens(message))

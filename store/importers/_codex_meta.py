@@ -14,7 +14,7 @@ from sessionstore.events import (
     RecordAppended,
     TextPart,
     Usage,
-    canonical_json,
+    check_json_value,
 )
 from sessionstore.importers._common import Json
 from sessionstore.importers._transcript import Link
@@ -28,7 +28,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 def rollout_record(kind: str, key: str, line: Json) -> RecordAppended:
     """A line kept verbatim, out of the context."""
     part = NativePart(id=f"{key}.0", native=Native(api=ROLLOUT, value=line))
-    canonical_json(part.model_dump(mode="json"))  # a NaN, say, fails here, not at append
+    check_json_value(part.model_dump(mode="json"))  # a NaN, say, fails here, not at append
     return RecordAppended(record=Record(id=key, kind=kind[:128], parts=(part,)))
 
 

@@ -21,7 +21,7 @@ from sessionstore.events import (
     Part,
     ToolResultPart,
     brief,
-    canonical_json,
+    check_json_value,
 )
 
 Json = dict[Any, Any]
@@ -38,7 +38,7 @@ def counted(
     if prefix is not None:
         parts = [_numbered(p, f"{prefix}.{start + n}") for n, p in enumerate(parts)]
     for part in parts:
-        canonical_json(part.model_dump(mode="json"))  # a NUL, say, fails here, not at append
+        check_json_value(part.model_dump(mode="json"))  # a NUL, say, fails here, not at append
     return tuple(with_tokens(part, encoding) for part in parts)
 
 

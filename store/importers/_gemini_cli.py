@@ -74,7 +74,7 @@ from sessionstore.events import (
     ToolResultPart,
     Usage,
     brief,
-    canonical_json,
+    check_json_value,
 )
 from sessionstore.importers._codex_meta import timestamp
 from sessionstore.importers._common import Json, at_line, counted, message_tokens
@@ -608,7 +608,7 @@ class _Session:
 
     def _emit(self, gemini_id: str, message: Message, time: datetime | None) -> None:
         if message.native is not None:
-            canonical_json(message.native.value)  # a NaN, say: the line is skipped
+            check_json_value(message.native.value)  # a NaN, say: the line is skipped
         self.out.add(message.id, MessageAppended(message=message), time)
         self.ours.setdefault(gemini_id, []).append(message.id)
         self.live[message.id] = message_tokens(message)
@@ -620,7 +620,7 @@ class _Session:
 
     def _add_record(self, kind: str, key: str, value: Json, time: datetime | None) -> None:
         part = NativePart(id=f"{key}.0", native=Native(api=RECORDED, value=value))
-        canonical_json(part.model_dump(mode="json"))  # a NaN, say: the line is skipped
+        check_json_value(part.model_dump(mode="json"))  # a NaN, say: the line is skipped
         record = Record(id=key, kind=kind[:128], parts=(part,))
         self.out.add(key, RecordAppended(record=record), time)
 

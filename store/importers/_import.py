@@ -2,13 +2,15 @@
 
 Each transcript is one session named by its format and the agent's own session id, and each
 entry an event named by its key (`session_id_for`, `event_id_for`). A session that is not in the
-store yet is written with the transcript's own times, a batch at a time (`_BATCH_EVENTS`, one
-transaction each), so memory holds a batch, never the session. One that is gets only the
-entries whose events it does not hold, appended after its head a batch at a time, at the
-transcript's times too: importing the same file twice writes nothing, a transcript that grew
-adds its new entries to the same session (the same events, times and hashes as importing the
-grown file once), and an import cut short (a crash, a file that ran out of memory) is
-completed by importing the file again.
+store yet is written with the transcript's own times, a batch at a time (`_BATCH_EVENTS` or
+`_BATCH_BYTES`, one transaction each), so memory holds a batch, never the session; its
+`sessions` row takes the live tokens the reader counted with the last batch (before it, the
+row says not counted, and a listing folds it), so no fold holds its live context. One that is
+gets only the entries whose events it does not hold, appended after its head a batch at a
+time, at the transcript's times too: importing the same file twice writes nothing, a
+transcript that grew adds its new entries to the same session (the same events, times and
+hashes as importing the grown file once), and an import cut short (a crash, a file that ran
+out of memory) is completed by importing the file again.
 
 A file is read a line at a time (`FileLines`): a line that is not UTF-8 is skipped and reported
 with its number, like a line that is not JSON; a file that cannot be read at all is reported
@@ -29,12 +31,14 @@ from pydantic import JsonValue
 from sessionstore.context import load_encoding
 from sessionstore.events import (
     GENESIS_HASH,
+    ChainLink,
     ImportRefused,
     InvalidArgument,
     MessageAppended,
     NewEvent,
     Payload,
     RecordedEvent,
+    SearchEntry,
     SessionExists,
     SessionStarted,
     SessionStoreError,
@@ -72,7 +76,14 @@ from sessionstore.log import (
     pack_all,
     read_export,
 )
-from sessionstore.storage import Head, LostRace
+from sessionstore.storage import (
+    BodyRow,
+    EventRow,
+    Head,
+    LostRace,
+    NewSession,
+    SessionMetadata,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +192,7 @@ def _write_tree(
 
 
 _BATCH_EVENTS = 1000
-_BATCH_BYTES = 4 << 20
+_BATCH_BYTES = 1 << 20
 """A batch of an import's events ends at this many events or stored bytes, whichever comes
 first: what an import holds in memory, and writes in one transaction."""
 
@@ -189,10 +200,12 @@ first: what an import holds in memory, and writes in one transaction."""
 def _write_one(
     log: EventLog, transcript: Transcript, header: Header, parent: str | None
 ) -> ImportedSession:
-    """The transcript written as its session, whose live tokens are then counted for its
-    `sessions` row (the batches were written without a fold of the session)."""
+    """The transcript written as its session. A new session's `sessions` row gets its live
+    tokens with its last batch, from the reader (`Transcript.live_tokens`, what a fold of the
+    session gives); one the import added to, or whose reader does not say, is counted by a
+    fold afterwards (`EventLog.recount`, which holds the live context in memory)."""
     imported = _write_events(log, transcript, header, parent)
-    if imported.events_written:
+    if imported.events_written and not (imported.created and imported.live_tokens is not None):
         log.recount(imported.session_id)
     return imported
 
@@ -227,16 +240,19 @@ def _write_events(
     first = transcript.first_time
     written = 0
     head: Head | None = None
-    for batch, times in _encoded_batches(log, transcript, session_id):
+    batches = _encoded_batches(log, transcript, session_id)
+    pending = next(batches, None)
+    while pending is not None:
+        batch, times = pending
+        pending = next(batches, None)
+        counted = transcript.live_tokens if pending is None else None  # the last batch's
         if head is None:
             batch = [*log.encode([opening, imported]), *batch]
             times = [first, first, *times]
             kept = _dated(times, first or log.now())
-            links = chain(session_id, batch, 0, GENESIS_HASH, kept)
-            insert_links(log.recorder, session_id, links, (b for i in batch for b in i.bodies))
-            head = Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
+            head = _write_first(log, session_id, started, batch, kept, counted)
         else:
-            head = _write_after(log, session_id, head, batch, times)
+            head = _write_after(log, session_id, head, batch, times, counted)
         written += len(batch)
     return ImportedSession(
         session_id,
@@ -262,17 +278,76 @@ def _dated(times: Sequence[datetime | None], previous: datetime) -> list[datetim
     return kept
 
 
+def _write_first(
+    log: EventLog,
+    session_id: str,
+    started: SessionStarted,
+    batch: list[Encoded],
+    times: list[datetime],
+    live_tokens: int | None,
+) -> Head:
+    """A new session's first batch (its `SessionStarted` first) in one transaction, which
+    creates its `sessions` row (`live_tokens`: see `_write_after`): the rows as encoded, not
+    serialized again. `SessionExists` when another writer created the session meanwhile."""
+    links = chain(session_id, batch, 0, GENESIS_HASH, times)
+    rows, bodies, index, unindex = _rows_of(session_id, links, batch)
+    new = NewSession(started.title, None, None, started.context_window)
+    metadata = SessionMetadata(started.app, started.user, started.tags)
+    try:
+        log.recorder.write(
+            session_id,
+            None,
+            rows,
+            new,
+            bodies,
+            metadata=metadata,
+            live_tokens=live_tokens,
+            index=index,
+            unindex=unindex,
+        )
+    except LostRace:  # another writer took the id meanwhile
+        raise SessionExists(session_id) from None
+    return Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
+
+
 def _write_after(
     log: EventLog,
     session_id: str,
     head: Head,
     batch: list[Encoded],
     times: Sequence[datetime | None],
+    live_tokens: int | None = None,
 ) -> Head:
     """`batch` appended after `head` in one transaction, each event at the transcript's time
     for it (`_dated`, after the head's): so importing a transcript in two steps (it grew
-    between them) writes what importing it once would, the same times and the same hashes."""
+    between them) writes what importing it once would, the same times and the same hashes.
+    `live_tokens`: the live context's size after it, when the caller knows it (else the row
+    says not counted, until a fold counts it)."""
     links = chain(session_id, batch, head.seq, head.hash, _dated(times, head.updated_at))
+    rows, bodies, index, unindex = _rows_of(session_id, links, batch)
+    try:
+        log.recorder.write(
+            session_id,
+            head,
+            rows,
+            None,
+            bodies,
+            live_tokens=live_tokens,
+            index=index,
+            unindex=unindex,
+        )
+    except LostRace:
+        raise ImportRefused(
+            f"{session_id} changed while it was imported: import the file again"
+        ) from None
+    return Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
+
+
+def _rows_of(
+    session_id: str, links: Sequence[ChainLink], batch: Sequence[Encoded]
+) -> tuple[list[EventRow], list[BodyRow], list[SearchEntry], list[str]]:
+    """What one transaction of an import writes for `batch` chained as `links`: its rows, its
+    bodies packed, and the search index's rows for them (and the digests it unindexes)."""
     rows = [
         event_row(session_id, link, item.payload_json)
         for link, item in zip(links, batch, strict=True)
@@ -280,13 +355,7 @@ def _write_after(
     bodies = pack_all(body for item in batch for body in item.bodies)
     texts = {body.digest: body.text for item in batch for body in item.bodies}
     index, unindex = index_rows(links, texts)
-    try:
-        log.recorder.write(session_id, head, rows, None, bodies, index=index, unindex=unindex)
-    except LostRace:
-        raise ImportRefused(
-            f"{session_id} changed while it was imported: import the file again"
-        ) from None
-    return Head(links[-1].seq, links[-1].hash, links[-1].recorded_at)
+    return rows, bodies, index, unindex
 
 
 def _encoded_batches(

@@ -77,6 +77,7 @@ from sessionstore.events import (
     Usage,
     brief,
     canonical_json,
+    check_json_value,
 )
 from sessionstore.importers._common import Json, at_line, counted, message_tokens
 from sessionstore.importers._opencode_parts import (
@@ -445,7 +446,7 @@ class _Reader:
         self.live[ours.id] = message_tokens(ours)
 
     def _add(self, key: str, payload: Payload, time: datetime | None) -> None:
-        canonical_json(payload.model_dump(mode="json"))  # a NaN, say, fails here, not at append
+        check_json_value(payload.model_dump(mode="json"))  # a NaN, say, fails here, not at append
         self.entries.append(Entry(key, payload, time))
 
     def _prune(self, tool: Message, pruned_at: datetime | None) -> None:

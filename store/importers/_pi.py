@@ -60,7 +60,7 @@ from sessionstore.events import (
     RecordAppended,
     SessionCleared,
     brief,
-    canonical_json,
+    check_json_value,
 )
 from sessionstore.importers._common import Json, at_line, message_tokens
 from sessionstore.importers._pi_index import Node as _Node
@@ -335,7 +335,7 @@ class _Reader:
         self._add(key, RecordAppended(record=Record(id=key, kind=kind, parts=(part,))), time)
 
     def _add(self, key: str, payload: Payload, time: datetime | None) -> int:
-        canonical_json(payload.model_dump(mode="json"))  # a NaN, say, fails at its line
+        check_json_value(payload.model_dump(mode="json"))  # a NaN, say, fails at its line
         assert self.transcript is not None
         self.index.take(key)
         return self.transcript.add(key, payload, time)
