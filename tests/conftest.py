@@ -1,6 +1,7 @@
 """Backends for the contract suite: every test that takes `backend` or `store` runs on SQLite,
-on PostgreSQL, on PostgreSQL with every table hash-partitioned (`postgresql-partitioned`), and
-on a memory database (`memory://NAME`, one per test, shared by every store the test opens).
+on PostgreSQL, on PostgreSQL with every table hash-partitioned (`postgresql-partitioned`; the
+tests of storage only, see `LAYOUT_BLIND`), and on a memory database (`memory://NAME`, one per
+test, shared by every store the test opens).
 
 PostgreSQL is reached at `$SESSIONSTORE_TEST_POSTGRES_URL` (default: the CI machine's server);
 each test gets a fresh schema, dropped afterwards. With no server the PostgreSQL cases skip
@@ -109,6 +110,29 @@ SLOW_ON_PARTITIONED = {
 CI runs too), and why: each takes 10 to 30 s there and tests nothing of partitions that its run
 on plain PostgreSQL and the rest of the suite on partitioned tables do not."""
 
+LAYOUT_BLIND = (
+    "tests/providers/",
+    "tests/importers/",
+    "tests/policies/",
+    "tests/integrations/",
+    "tests/cli/",
+    "tests/view/",
+    "tests/observe/",
+    "tests/contract/test_typed_errors.py",
+    "tests/contract/test_errors.py",
+    "tests/contract/test_canonical_round_trip.py",
+    "tests/contract/test_context_management.py",
+    "tests/contract/test_stored_config.py",
+    "tests/contract/test_fits_any_window.py",
+)
+"""Tests that do not run on the partitioned layout at all: the layout decides which partition a
+row goes to, not what a render, an importer, a policy, an adapter, a command or an argument
+check does with the rows, and these run on plain PostgreSQL (same dialect, same JSONB). The
+partitioned layout runs the tests of storage itself: the recorder contract, append, redaction,
+replay, snapshots and checkpoints, verify, migrations, listing, search, transfer, crashes and
+concurrency. (It took a sixth of the suite's tests, more of its time: each creates a schema of
+some forty tables.)"""
+
 _NO_SCHEMA = "a memory database is always at the schema's head: there is no schema to migrate"
 NOT_ON_MEMORY = {
     "test_a_read_only_command_does_not_migrate_an_empty_database": _NO_SCHEMA,
@@ -160,8 +184,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests that use PostgreSQL `postgres`; leave out those marked `slow` unless the
-    `-m` expression names that marker or the command line names them by id (`file::test`)."""
+    """Leave out the partitioned cases of `LAYOUT_BLIND` tests; mark the tests that use
+    PostgreSQL `postgres`; leave out those marked `slow` unless the `-m` expression names that
+    marker or the command line names them by id (`file::test`)."""
+    blind = [item for item in items if on_partitioned(item) and layout_blind(item)]
+    if blind:
+        config.hook.pytest_deselected(items=blind)
+        gone = set(map(id, blind))
+        items[:] = [item for item in items if id(item) not in gone]
     for item in items:
         if uses_postgres(item):
             item.add_marker(pytest.mark.postgres)
@@ -180,6 +210,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left_out)
         kept = set(map(id, left_out))
         items[:] = [item for item in items if id(item) not in kept]
+
+
+def layout_blind(item: pytest.Item) -> bool:
+    """A test in one of the `LAYOUT_BLIND` modules or folders."""
+    return item.nodeid.startswith(LAYOUT_BLIND)
 
 
 def on_partitioned(item: pytest.Item) -> bool:

@@ -49,7 +49,7 @@ from tests.conftest import Backend
 EXAMPLES = {"sqlite": 1_000, "postgresql": 300}
 """Examples per backend in the default run (about 10 s for both on an idle 2-core machine);
 the slow set runs `SLOW_EXAMPLES`."""
-SLOW_EXAMPLES = {"sqlite": 4_000, "postgresql": 1_500}
+SLOW_EXAMPLES = {"sqlite": 2_500, "postgresql": 900}
 
 OMIT: Any = object()
 """Drawn for a parameter: leave it at its default."""

@@ -723,8 +723,8 @@ def check_anthropic(rendered: dict[str, Any]) -> None:
     [
         ("sqlite", 6),
         ("postgresql", 2),
-        pytest.param("sqlite", 30, marks=pytest.mark.slow),
-        pytest.param("postgresql", 12, marks=pytest.mark.slow),
+        pytest.param("sqlite", 20, marks=pytest.mark.slow),
+        pytest.param("postgresql", 8, marks=pytest.mark.slow),
     ],
 )
 def test_random_sessions_keep_every_invariant(
@@ -812,7 +812,7 @@ SMALL = {
         "adaptive-previews",
     ],
 )
-@full_in_slow("examples", default=3, full=15)
+@full_in_slow("examples", default=3, full=8)
 def test_every_strategy_keeps_every_invariant(
     strategy: dict[str, Any], examples: int, tmp_path: Path
 ) -> None:

@@ -122,7 +122,7 @@ HEADROOM = 50 << 20
 stored JSON at most, some ten in objects), the reader's state, the store's statements."""
 
 
-@full_in_slow("count", default=2_000, full=20_000)
+@full_in_slow("count", default=2_000, full=8_000)
 def test_an_import_allocates_a_batch_and_its_longest_line_not_the_file(
     tmp_path: Path, count: int
 ) -> None:
