@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 
@@ -305,6 +306,8 @@ def demo(app: Cli, turns: int) -> int:
     result = run_demo(app.store, click.echo, turns=turns)
     db = "" if app.url == resolve_url(None) else f" --db {shlex.quote(app.shown_url)}"
     sid = result.session_id
+    VIEW_PAGE.write_text(app.store.view(sid), encoding="utf-8")
+    click.echo(f"\nThe session as one page (token curve, replay, compactions): {VIEW_PAGE}")
     click.echo("\nTry next, on the session the demo made:")
     for command in (
         f"show {sid}",
@@ -319,5 +322,9 @@ def demo(app: Cli, turns: int) -> int:
         click.echo(f"  sessionstore{db} {command}")
     return 0 if result.chain_ok else 1
 
+
+VIEW_PAGE = Path("sessionstore-demo.html")
+"""Where the demo writes the view of its session: in the current folder, as `export -o` would,
+replacing the page an earlier demo wrote."""
 
 COMMANDS: dict[str, click.Command] = {"demo": demo}

@@ -115,6 +115,10 @@ def test_demo_runs_the_main_job_and_leaves_a_session_whose_chain_verifies(tmp_pa
     out = demo.stdout
     session_id = found(r"into session (\S+),", out)
     assert session_id == "demo"  # the first demo in this folder
+    page = found(r"The session as one page \(token curve, replay, compactions\): (\S+)\n", out)
+    assert page == "sessionstore-demo.html"
+    with SessionStore(f"sqlite:///{tmp_path / 'sessions.db'}") as store:
+        assert (tmp_path / page).read_text(encoding="utf-8") == store.view(session_id)
     events = int(found(r"Hash chain: ([\d,]+) events verified, intact.", out).replace(",", ""))
     # with the default settings, all three: a truncation, prunes, compactions
     assert len(re.findall(r"^Truncated on append: bash output of [\d,]+ bytes, ", out, re.M)) >= 1
