@@ -89,23 +89,28 @@ _NEW_SESSION = """INSERT INTO sessions (id, title, head_seq, head_hash, parent_i
     created_at, updated_at, context_window, live_tokens, compactions) VALUES (%(session_id)s,
     %(title)s, %(new_seq)s, %(new_hash)s, %(parent_id)s, %(parent_seq)s, %(created_at)s,
     %(new_time)s, %(context_window)s, %(live_tokens)s, %(compacted)s) RETURNING id"""
-_APPEND = """WITH head AS ({head}),
+_WRITE = """WITH head AS ({head}),
 written AS (
     INSERT INTO events (session_id, seq, event_id, type, schema_version, recorded_at, prev_hash,
         hash, payload)
     SELECT head.id, e.seq, e.event_id, e.type, e.schema_version, e.recorded_at, e.prev_hash,
         e.hash, e.payload::jsonb
-    FROM head, unnest(%(seq)b::integer[], %(event_id)b::text[], %(type)b::text[],
+    FROM head, {events}
+    RETURNING position, seq
+){bodies}{indexed}
+SELECT position FROM written ORDER BY seq"""
+"""One write as one statement: the head moved (or the session created), its events, its bodies
+(`_BODIES`) and its index rows (`_INDEXED`); the events and bodies come as an array a column
+(`_EVENT_ARRAYS`, `_BODY_ARRAYS`) or as a parameter a value (`_small_append`)."""
+_EVENT_ARRAYS = """unnest(%(seq)b::integer[], %(event_id)b::text[], %(type)b::text[],
         %(schema_version)b::integer[], %(recorded_at)b::timestamptz[], %(prev_hash)b::text[],
         %(hash)b::text[], %(payload)b::text[])
-        AS e(seq, event_id, type, schema_version, recorded_at, prev_hash, hash, payload)
-    RETURNING position, seq
-),
+        AS e(seq, event_id, type, schema_version, recorded_at, prev_hash, hash, payload)"""
+_BODIES = """,
 locked AS (
     SELECT b.digest, b.size, b.compression, b.data,
         pg_advisory_xact_lock_shared(hashtextextended(b.digest, 0)) AS held
-    FROM head, unnest(%(digest)b::text[], %(size)b::bigint[], %(compression)b::text[],
-        %(data)b::bytea[]) WITH ORDINALITY AS b(digest, size, compression, data, n)
+    FROM head, {source}
     ORDER BY b.n
 ),
 bodies AS (
@@ -117,8 +122,9 @@ refs AS (
     INSERT INTO blob_refs (session_id, digest)
     SELECT head.id, locked.digest FROM head, locked
     ON CONFLICT DO NOTHING
-){indexed}
-SELECT position FROM written ORDER BY seq"""
+)"""
+_BODY_ARRAYS = """unnest(%(digest)b::text[], %(size)b::bigint[], %(compression)b::text[],
+        %(data)b::bytea[]) WITH ORDINALITY AS b(digest, size, compression, data, n)"""
 _INDEXED = """,
 indexed AS (
     INSERT INTO search_index (session_id, seq, part, chunk, role, event_type, digest,
@@ -131,14 +137,19 @@ indexed AS (
         AS i(seq, part, chunk, role, event_type, digest, recorded_at, terms)
 )"""
 """The search index's rows of the write, one array a column (a write indexes a few texts)."""
-_APPEND_AFTER = _APPEND.format(head=_MOVE_HEAD, indexed=_INDEXED)
-_APPEND_NEW = _APPEND.format(head=_NEW_SESSION, indexed=_INDEXED)
+_ARRAY_PARTS = {
+    "events": _EVENT_ARRAYS,
+    "bodies": _BODIES.format(source=_BODY_ARRAYS),
+    "indexed": _INDEXED,
+}
+_APPEND_AFTER = _WRITE.format(head=_MOVE_HEAD, **_ARRAY_PARTS)
+_APPEND_NEW = _WRITE.format(head=_NEW_SESSION, **_ARRAY_PARTS)
 
 SMALL_ROWS = 4
 SMALL_BODIES = 8
 """A write of at most this many events and bodies (an agent loop's append: one message and
 its texts) binds each value as a parameter of its own, in a statement made for its shape
-(`_small_append`); a larger one binds an array per column (`_APPEND`). psycopg dumps a
+(`_small_append`); a larger one binds an array per column (`_APPEND_AFTER`). psycopg dumps a
 scalar in C, but an array element by element in Python: for one event, the arrays were half
 of the client's time in `write` (8 writer processes share 2 cores with the server here, so
 the client's CPU is the appends' rate)."""
@@ -154,35 +165,6 @@ _EVENT_COLUMNS = (
     ("payload", "text"),
 )
 _BODY_COLUMNS = (("digest", "text"), ("size", "bigint"), ("compression", "text"), ("data", "bytea"))
-_SMALL_APPEND = """WITH head AS ({head}),
-written AS (
-    INSERT INTO events (session_id, seq, event_id, type, schema_version, recorded_at, prev_hash,
-        hash, payload)
-    SELECT head.id, e.seq, e.event_id, e.type, e.schema_version, e.recorded_at, e.prev_hash,
-        e.hash, e.payload::jsonb
-    FROM head, (VALUES {events}) AS e(seq, event_id, type, schema_version, recorded_at,
-        prev_hash, hash, payload)
-    RETURNING position, seq
-){with_bodies}{indexed}
-SELECT position FROM written ORDER BY seq"""
-_SMALL_BODIES = """,
-locked AS (
-    SELECT b.digest, b.size, b.compression, b.data,
-        pg_advisory_xact_lock_shared(hashtextextended(b.digest, 0)) AS held
-    FROM head, (VALUES {bodies}) AS b(n, digest, size, compression, data)
-    ORDER BY b.n
-),
-bodies AS (
-    INSERT INTO blobs (digest, size, compression, data)
-    SELECT digest, size, compression, data FROM locked
-    ON CONFLICT DO NOTHING
-),
-refs AS (
-    INSERT INTO blob_refs (session_id, digest)
-    SELECT head.id, locked.digest FROM head, locked
-    ON CONFLICT DO NOTHING
-)"""
-
 
 _FORMAT = {"bytea": "b", "integer": "s", "bigint": "s", "text": "s", "timestamptz": "s"}
 """How each column's parameter is sent: bytes in binary (as text they would be escaped)."""
@@ -190,7 +172,7 @@ _FORMAT = {"bytea": "b", "integer": "s", "bigint": "s", "text": "s", "timestampt
 
 @functools.cache
 def _small_append(new_session: bool, rows: int, bodies: int, indexed: bool) -> str:
-    """`_APPEND` for `rows` events and `bodies` bodies, each value its own parameter
+    """`_WRITE` for `rows` events and `bodies` bodies, each value its own parameter
     (`seq_0`, `event_id_0`... `digest_0`...): the same statement, the same order of its parts
     (the bodies' locks before any body or reference is written), for each shape once; the
     search index's rows as arrays, when the write has any."""
@@ -205,10 +187,15 @@ def _small_append(new_session: bool, rows: int, bodies: int, indexed: bool) -> s
     with_bodies = ""
     if bodies:
         values = ", ".join(row(f"{n}, ", _BODY_COLUMNS, n) for n in range(bodies))
-        with_bodies = _SMALL_BODIES.format(bodies=values)
-    head = _NEW_SESSION if new_session else _MOVE_HEAD
-    return _SMALL_APPEND.format(
-        head=head, events=events, with_bodies=with_bodies, indexed=_INDEXED if indexed else ""
+        with_bodies = _BODIES.format(
+            source=f"(VALUES {values}) AS b(n, digest, size, compression, data)"
+        )
+    return _WRITE.format(
+        head=_NEW_SESSION if new_session else _MOVE_HEAD,
+        events=f"(VALUES {events}) AS e(seq, event_id, type, schema_version, recorded_at, "
+        "prev_hash, hash, payload)",
+        bodies=with_bodies,
+        indexed=_INDEXED if indexed else "",
     )
 
 
