@@ -8,6 +8,7 @@ the LangChain middleware and the LangGraph checkpointer's hook share them."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +41,7 @@ from sessionstore.events import (
     describe_validation_error,
     described,
 )
+from sessionstore.integrations._sessions import retried
 from sessionstore.projections import LiveMessage, LiveToolResult
 from sessionstore.session import Session
 
@@ -316,13 +318,17 @@ def record_messages(session: Session, messages: list[BaseMessage]) -> None:
                 used.add(part.call_id)
                 pending.add(part.call_id)
     for message in converted:
-        part = message.parts[0]
-        if isinstance(part, ToolResultPart):
-            session.append_tool_result(
-                part.call_id, part.output, is_error=part.is_error, native=message.native
-            )
-        else:
-            session.append_message(message)
+        retried(session, functools.partial(_append, session, message))
+
+
+def _append(session: Session, message: Message) -> None:
+    part = message.parts[0]
+    if isinstance(part, ToolResultPart):
+        session.append_tool_result(
+            part.call_id, part.output, is_error=part.is_error, native=message.native
+        )
+    else:
+        session.append_message(message)
 
 
 def _calls(session: Session) -> tuple[set[str], set[str]]:

@@ -90,7 +90,6 @@ except ImportError as exc:  # the framework is an extra
 from sessionstore.aio import AsyncSessionStore
 from sessionstore.context import with_tokens
 from sessionstore.events import (
-    ConcurrencyError,
     ContextCompacted,
     IdempotencyError,
     InvalidArgument,
@@ -112,7 +111,7 @@ from sessionstore.events import (
     UnknownSession,
     Usage,
 )
-from sessionstore.integrations._sessions import async_face
+from sessionstore.integrations._sessions import async_face, retried
 from sessionstore.projections import LiveToolResult
 from sessionstore.session import LABEL_LENGTH, Session, SessionStore
 
@@ -140,7 +139,6 @@ _SEEN_BY_ADK = frozenset(
 )
 """Events that change what `get_session` returns; the others (pruning, restores) do not make
 an ADK session object stale."""
-_RETRIES = 5
 _FIRST_READ = 32
 """Events `get_session` reads first from the newest back; each further read doubles."""
 
@@ -366,15 +364,12 @@ class SessionStoreService(BaseSessionService):
                 raise SessionNotFoundError(f"Session {session.id} not found.") from None
             if DELETED_TAG in handle.header.tags:
                 raise SessionNotFoundError(f"Session {session.id} not found.")
-            for attempt in range(_RETRIES):
+
+            def write() -> None:  # again when another process appended since: look again
                 self._check_not_stale(handle, session)
-                try:
-                    self._write(handle, event, deltas.session)
-                    break
-                except ConcurrencyError:  # another process appended since: look again
-                    if attempt == _RETRIES - 1:
-                        raise
-                    handle.refresh()
+                self._write(handle, event, deltas.session)
+
+            retried(handle, write)
             session._storage_update_marker = str(handle.version)
             session.last_update_time = event.timestamp  # as DatabaseSessionService stamps it
         self._update_scoped(session.app_name, session.user_id, deltas)
@@ -448,13 +443,7 @@ class SessionStoreService(BaseSessionService):
                 except SessionExists:
                     handle = self._store.session(ours)
                 self._handles[ours] = handle
-            for attempt in range(_RETRIES):
-                try:
-                    handle.update_state(values)
-                    return
-                except ConcurrencyError:
-                    if attempt == _RETRIES - 1:
-                        raise
+            retried(handle, lambda: handle.update_state(values))
 
     # reading
 

@@ -75,7 +75,7 @@ from sessionstore.integrations._langchain_messages import (
     shown_messages,
     state_ids,
 )
-from sessionstore.integrations._sessions import async_face, session_on_first_use
+from sessionstore.integrations._sessions import async_face, retried, session_on_first_use
 from sessionstore.session import Session, SessionStore
 
 __all__ = [
@@ -135,7 +135,8 @@ class SessionStoreChatMessageHistory(BaseChatMessageHistory):
             record_messages(self.session, list(messages))
 
     def clear(self) -> None:
-        self.session.clear(reason="clear")
+        session = self.session
+        retried(session, lambda: session.clear(reason="clear"))
 
     async def aget_messages(self) -> list[BaseMessage]:
         return await self._face.run_sync(lambda: self.messages)

@@ -83,7 +83,6 @@ from pydantic import JsonValue
 
 from sessionstore.aio import AsyncSessionStore
 from sessionstore.events import (
-    ConcurrencyError,
     ContentRedacted,
     InvalidArgument,
     Native,
@@ -100,7 +99,7 @@ from sessionstore.integrations._langchain_messages import (
     shown_messages,
     state_ids,
 )
-from sessionstore.integrations._sessions import async_face, session_on_first_use
+from sessionstore.integrations._sessions import async_face, retried, session_on_first_use
 from sessionstore.session import Session, SessionStore
 
 __all__ = [
@@ -127,7 +126,6 @@ CONTEXT_RECORD = "langgraph.context"
 SHOWN_RECORD = "langgraph.shown"
 """The hook showed the model these state messages (their ids' hash), from this context point:
 where a run resumed from an older checkpoint forks the context."""
-_RETRIES = 5
 _REDACTED_API = "sessionstore.redacted"
 
 
@@ -730,14 +728,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         self._catch_up(thread, create=True)
         handle = self._handle(thread, create=True)
         payloads = [RecordAppended(record=record) for record in records]
-        for attempt in range(_RETRIES):
-            try:
-                recorded = handle.append_events(payloads)
-                break
-            except ConcurrencyError:  # another process wrote to the thread: after its events
-                if attempt == _RETRIES - 1:
-                    raise
-                handle.refresh()
+        # another process wrote to the thread: after its events
+        recorded = retried(handle, lambda: handle.append_events(payloads))
         if recorded[0].seq == thread.index.seq + 1:
             for event in recorded:
                 thread.index.fold(event)

@@ -547,3 +547,19 @@ def test_a_tool_message_no_call_waits_for_is_kept_as_langchains_own_history_keep
         assert roles == ["user", "user", "assistant", "tool", "user", "assistant"]
     with SessionStore(f"sqlite:///{tmp_path / 'o.db'}") as store:
         assert SessionStoreChatMessageHistory("o", store).messages == batch
+
+
+def test_two_histories_of_one_session_write_in_turn(store: SessionStore) -> None:
+    """As `RunnableWithMessageHistory` builds a history a call: two of one id, each with its
+    own handle, add and clear after each other's writes."""
+    one = SessionStoreChatMessageHistory("shared", store)
+    two = SessionStoreChatMessageHistory("shared", store)
+    one.add_messages([HumanMessage("1")])
+    two.add_messages([AIMessage("2")])
+    one.add_messages([HumanMessage("3")])
+    assert [m.content for m in two.messages] == ["1", "2", "3"]
+    two.clear()
+    one.add_messages([HumanMessage("4")])
+    one.clear()
+    two.add_messages([HumanMessage("5")])
+    assert [m.content for m in one.messages] == ["5"]

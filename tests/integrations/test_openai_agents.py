@@ -407,3 +407,44 @@ def test_a_subclass_replaces_through_its_own_methods(tmp_path: Path) -> None:
     added, items, snapshot = asyncio.run(steps())
     assert items == summary and added == [{"role": "user", "content": "old"}, *summary]
     assert snapshot is None
+
+
+def test_two_session_objects_for_one_id_write_in_turn(store: SessionStore) -> None:
+    """As two SDK `SQLiteSession`s of one id: each object's write lands after the other's."""
+
+    def said(text: str) -> dict[str, Any]:
+        return {"role": "user", "content": text}
+
+    async def steps() -> list[Any]:
+        one, two = AgentsSession("shared", store), AgentsSession("shared", store)
+        await one.add_items([said("1")])
+        await two.add_items([said("2")])
+        await one.add_items([said("3")])
+        popped = [await two.pop_item(), await one.pop_item()]
+        await one.add_items([said("4")])
+        await two.clear_session()
+        await one.add_items([said("5")])
+        return [popped, await two.get_items()]
+
+    popped, items = asyncio.run(steps())
+    assert popped == [said("3"), said("2")] and items == [said("5")]
+
+
+RACES = 200
+
+
+def test_two_objects_popping_at_once_each_take_another_row(store: SessionStore) -> None:
+    """The SDK's own `test_concurrent_pop_item_returns_each_row_once`, raced `RACES` times: a
+    pop that loses the race to the other object's pop takes the next row, never the same."""
+
+    async def race(number: int) -> list[Any]:
+        writer, other = AgentsSession(f"pop-{number}", store), AgentsSession(f"pop-{number}", store)
+        await writer.add_items(
+            [{"role": "user", "content": "first"}, {"role": "user", "content": "second"}]
+        )
+        return list(await asyncio.gather(writer.pop_item(), other.pop_item()))
+
+    async def races() -> list[set[str]]:
+        return [{item["content"] for item in await race(number)} for number in range(RACES)]
+
+    assert asyncio.run(races()) == [{"first", "second"}] * RACES

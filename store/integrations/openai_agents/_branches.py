@@ -41,12 +41,11 @@ from pydantic import JsonValue
 
 from sessionstore.aio import AsyncSessionStore
 from sessionstore.events import (
-    ConcurrencyError,
     Payload,
     SessionCleared,
     StateChanged,
 )
-from sessionstore.integrations._sessions import async_face
+from sessionstore.integrations._sessions import async_face, retried
 from sessionstore.integrations.openai_agents._register import (
     BRANCH,
     GENERATION,
@@ -76,7 +75,6 @@ from sessionstore.integrations.openai_agents._turns import (
 )
 from sessionstore.session import SessionStore
 
-RETRIES = 20
 """Attempts at a change of the main session's state that lost races to other writers."""
 
 
@@ -380,17 +378,9 @@ class AdvancedAgentsSession(SessionABC):
     ) -> dict[str, JsonValue]:
         """Append what `decide` makes of the main session's fresh state, retried when another
         writer came between the read and the append; the state after it."""
-        for attempt in range(RETRIES):
-            state = self._state()
-            events = decide(state)
-            try:
-                self._main.session.append_events(events)
-            except ConcurrencyError:
-                if attempt == RETRIES - 1:
-                    raise
-                continue
-            break
-        return self._main.session.state()
+        session = self._main.session
+        retried(session, lambda: session.append_events(decide(self._state())))
+        return session.state()
 
     def _branch(self, name: str, state: dict[str, JsonValue]) -> AgentsSession | None:
         """The `AgentsSession` of a branch in the register, `None` for any other name."""

@@ -29,6 +29,7 @@ replaces the model's input with the session's live context (`Context.to_response
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections import Counter
@@ -66,7 +67,7 @@ from sessionstore.events import (
     TextPart,
     ToolResultPart,
 )
-from sessionstore.integrations._sessions import async_face, session_on_first_use
+from sessionstore.integrations._sessions import async_face, retried, session_on_first_use
 from sessionstore.projections import LiveMessage, LiveToolResult
 from sessionstore.providers import responses_message
 from sessionstore.session import Session, SessionStore
@@ -140,11 +141,13 @@ class AgentsSession(SessionABC):
 
     def _pop(self) -> Message | None:
         with self._writing:
-            return self.session.pop()
+            session = self.session
+            return retried(session, session.pop)
 
     def _clear(self) -> None:
         with self._writing:
-            self.session.clear(reason="clear_session")
+            session = self.session
+            retried(session, lambda: session.clear(reason="clear_session"))
 
     def close(self) -> None:
         """Let go of the sessionstore session this object holds (its folded context). The
@@ -292,27 +295,31 @@ class AgentsSession(SessionABC):
     def _add(self, items: list[dict[str, Any]]) -> None:
         session = self.session
         for item in items:
-            if item.get("type") in CALL_OUTPUTS:
-                output = item.get("output")
-                verbatim = (
-                    item
-                    if not isinstance(output, str)
-                    else {key: value for key, value in item.items() if key != "output"}
-                )
-                text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-                envelope = Native(api=OPENAI_RESPONSES, value=verbatim)
-                call_id = item.get("call_id")
-                try:
-                    if not isinstance(call_id, str) or not call_id:
-                        raise NotInContext("an output with no call id")
-                    part = session.tool_result_part(call_id, text)
-                except NotInContext:
-                    # no call of this session waits for it: kept as it came, shown to no model
-                    session.append_message(_opaque(item))
-                else:
-                    session.append_message(Message(role="tool", parts=(part,), native=envelope))
-            else:
-                session.append_message(message_of(item))
+            retried(session, functools.partial(self._add_one, session, item))
+
+    @staticmethod
+    def _add_one(session: Session, item: dict[str, Any]) -> None:
+        if item.get("type") not in CALL_OUTPUTS:
+            session.append_message(message_of(item))
+            return
+        output = item.get("output")
+        verbatim = (
+            item
+            if not isinstance(output, str)
+            else {key: value for key, value in item.items() if key != "output"}
+        )
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        envelope = Native(api=OPENAI_RESPONSES, value=verbatim)
+        call_id = item.get("call_id")
+        try:
+            if not isinstance(call_id, str) or not call_id:
+                raise NotInContext("an output with no call id")
+            part = session.tool_result_part(call_id, text)
+        except NotInContext:
+            # no call of this session waits for it: kept as it came, shown to no model
+            session.append_message(_opaque(item))
+        else:
+            session.append_message(Message(role="tool", parts=(part,), native=envelope))
 
 
 class Branched(Protocol):
