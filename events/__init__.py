@@ -2,14 +2,17 @@
 
 Pure data and pure functions: no I/O, no database. Everything here can be used to build events
 before they reach a store, and to read and check them after.
+
+The models need pydantic, which takes longer to import than the rest of the package: a reader
+that needs only the errors, the canonical JSON or the chain (the storage, `sessionstore ls`)
+never loads it. Their names are imported from their modules on first use (PEP 562).
 """
 
-from sessionstore.events._arguments import (
-    ArgumentModel,
-    brief,
-    describe_validation_error,
-    described,
-)
+from __future__ import annotations
+
+import importlib
+import typing
+
 from sessionstore.events._bodies import (
     CONTENT_EVENTS,
     REFERENCE_HINT,
@@ -23,6 +26,7 @@ from sessionstore.events._bodies import (
     split_bodies,
     value_text,
 )
+from sessionstore.events._brief import brief, describe_validation_error, described
 from sessionstore.events._canonical import (
     GENESIS_HASH,
     canonical_json,
@@ -34,24 +38,7 @@ from sessionstore.events._canonical import (
     utf8_size,
 )
 from sessionstore.events._chain import ChainLink, ChainReport, verify_chain
-from sessionstore.events._codec import (
-    MODELS,
-    UPCASTERS,
-    Upcasters,
-    decode_payload,
-    decode_payload_json,
-    encode_payload,
-    parse_payload,
-)
-from sessionstore.events._compression import (
-    CompressionConfig,
-    Direction,
-    SelectiveKind,
-    SelectiveRule,
-    Strategy,
-    ToolLimits,
-)
-from sessionstore.events._envelope import NewEvent, RecordedEvent
+from sessionstore.events._encoding import DEFAULT_ENCODING
 from sessionstore.events._errors import (
     CompactionError,
     ConcurrencyError,
@@ -77,50 +64,6 @@ from sessionstore.events._errors import (
 )
 from sessionstore.events._gc import collection_paused
 from sessionstore.events._ids import new_id, seeded_ids, uuid7
-from sessionstore.events._messages import (
-    ANTHROPIC,
-    OPENAI_CHAT,
-    OPENAI_RESPONSES,
-    FilePart,
-    Message,
-    Native,
-    NativePart,
-    Part,
-    ReasoningPart,
-    Record,
-    Role,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    Truncation,
-    Usage,
-)
-from sessionstore.events._payloads import (
-    REDACTED_PREFIX,
-    CompactionReason,
-    CompressionChanged,
-    ContentRedacted,
-    ContextCompacted,
-    EventPayload,
-    MessageAppended,
-    MessagePinned,
-    MessagePopped,
-    MessagesRestored,
-    MessagesReverted,
-    MessageUnpinned,
-    MetadataChanged,
-    OutputsPruned,
-    OutputsRestored,
-    PartsPreviewed,
-    Payload,
-    Preview,
-    RecordAppended,
-    SessionCleared,
-    SessionStarted,
-    StateChanged,
-    redaction_placeholder,
-)
-from sessionstore.events._redaction import redacted
 from sessionstore.events._search import (
     SEARCHED_EVENTS,
     Phrases,
@@ -137,9 +80,75 @@ from sessionstore.events._search import (
     searchable_texts,
 )
 
+if typing.TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports them
+    from sessionstore.events._arguments import ArgumentModel
+    from sessionstore.events._codec import (
+        MODELS,
+        UPCASTERS,
+        Upcasters,
+        decode_payload,
+        decode_payload_json,
+        encode_payload,
+        parse_payload,
+    )
+    from sessionstore.events._compression import (
+        CompressionConfig,
+        Direction,
+        SelectiveKind,
+        SelectiveRule,
+        Strategy,
+        ToolLimits,
+    )
+    from sessionstore.events._envelope import NewEvent, RecordedEvent
+    from sessionstore.events._messages import (
+        ANTHROPIC,
+        OPENAI_CHAT,
+        OPENAI_RESPONSES,
+        FilePart,
+        Message,
+        Native,
+        NativePart,
+        Part,
+        ReasoningPart,
+        Record,
+        Role,
+        TextPart,
+        ToolCallPart,
+        ToolResultPart,
+        Truncation,
+        Usage,
+    )
+    from sessionstore.events._payloads import (
+        REDACTED_PREFIX,
+        CompactionReason,
+        CompressionChanged,
+        ContentRedacted,
+        ContextCompacted,
+        EventPayload,
+        MessageAppended,
+        MessagePinned,
+        MessagePopped,
+        MessagesRestored,
+        MessagesReverted,
+        MessageUnpinned,
+        MetadataChanged,
+        OutputsPruned,
+        OutputsRestored,
+        PartsPreviewed,
+        Payload,
+        Preview,
+        RecordAppended,
+        SessionCleared,
+        SessionStarted,
+        StateChanged,
+        redaction_placeholder,
+    )
+    from sessionstore.events._redaction import redacted
+
 __all__ = [
     "ANTHROPIC",
     "CONTENT_EVENTS",
+    "DEFAULT_ENCODING",
     "GENESIS_HASH",
     "MODELS",
     "OPENAI_CHAT",
@@ -258,3 +267,87 @@ __all__ = [
     "value_text",
     "verify_chain",
 ]
+
+_PYDANTIC_HOMES: dict[str, tuple[str, ...]] = {
+    "sessionstore.events._arguments": ("ArgumentModel",),
+    "sessionstore.events._codec": (
+        "MODELS",
+        "UPCASTERS",
+        "Upcasters",
+        "decode_payload",
+        "decode_payload_json",
+        "encode_payload",
+        "parse_payload",
+    ),
+    "sessionstore.events._compression": (
+        "CompressionConfig",
+        "Direction",
+        "SelectiveKind",
+        "SelectiveRule",
+        "Strategy",
+        "ToolLimits",
+    ),
+    "sessionstore.events._envelope": (
+        "NewEvent",
+        "RecordedEvent",
+    ),
+    "sessionstore.events._messages": (
+        "ANTHROPIC",
+        "OPENAI_CHAT",
+        "OPENAI_RESPONSES",
+        "FilePart",
+        "Message",
+        "Native",
+        "NativePart",
+        "Part",
+        "ReasoningPart",
+        "Record",
+        "Role",
+        "TextPart",
+        "ToolCallPart",
+        "ToolResultPart",
+        "Truncation",
+        "Usage",
+    ),
+    "sessionstore.events._payloads": (
+        "REDACTED_PREFIX",
+        "CompactionReason",
+        "CompressionChanged",
+        "ContentRedacted",
+        "ContextCompacted",
+        "EventPayload",
+        "MessageAppended",
+        "MessagePinned",
+        "MessagePopped",
+        "MessagesRestored",
+        "MessagesReverted",
+        "MessageUnpinned",
+        "MetadataChanged",
+        "OutputsPruned",
+        "OutputsRestored",
+        "PartsPreviewed",
+        "Payload",
+        "Preview",
+        "RecordAppended",
+        "SessionCleared",
+        "SessionStarted",
+        "StateChanged",
+        "redaction_placeholder",
+    ),
+    "sessionstore.events._redaction": ("redacted",),
+}
+"""The modules that need pydantic, and the names of ours each defines."""
+_HOME_OF = {name: module for module, names in _PYDANTIC_HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> typing.Any:
+    """A name of a module that needs pydantic, imported on first use and kept here after."""
+    if name not in _HOME_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME_OF[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sessionstore.events._arguments import brief, describe_validation_error
+from sessionstore.events._brief import brief, describe_validation_error
 from sessionstore.events._canonical import canonical_json
 from sessionstore.events._errors import InvalidEvent, UnknownEventType, UnsupportedSchemaVersion
 from sessionstore.events._payloads import PAYLOAD_TYPES, Payload

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sessionstore.events._arguments import brief, described
+from sessionstore.events._brief import brief, described
 from sessionstore.events._codec import parse_payload
 from sessionstore.events._errors import InvalidEvent
 from sessionstore.events._ids import new_id

@@ -12,6 +12,10 @@ import sessionstore.projections
 
 
 def public_names(module: object) -> set[str]:
+    """The public names `module` holds once every name of its `__all__` was asked for (a
+    package may import some on first use)."""
+    for name in getattr(module, "__all__", ()):
+        getattr(module, name)
     return {
         name
         for name, value in vars(module).items()

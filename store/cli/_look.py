@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -17,8 +17,10 @@ from sessionstore.cli._app import (
     pass_cli,
 )
 from sessionstore.events import InvalidReplayPoint
-from sessionstore.projections import diff_contexts
-from sessionstore.session import SQL_INT_MAX, Session
+from sessionstore.session import SQL_INT_MAX
+
+if TYPE_CHECKING:
+    from sessionstore.session import Session
 
 T = TypeVar("T")
 
@@ -212,6 +214,8 @@ def diff(app: Cli, session_id: str, start: str, end: str | None, as_json: bool) 
         raise click.BadParameter(
             f"--from is event {before.seq}, after --to (event {after.seq})", param_hint="--from"
         )
+    from sessionstore.projections import diff_contexts
+
     changes = diff_contexts(before, after)
     if as_json:
         app.json(views.diff_json(changes))

@@ -5,23 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from sessionstore.context import CompactionProposal
-from sessionstore.events import FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
-from sessionstore.log import SessionSummary, StoreStats, VerifyReport
-from sessionstore.projections import (
-    ArtifactTrail,
-    Context,
-    ContextDiff,
-    LiveMessage,
-    LiveToolResult,
-    TimelineRow,
-)
+# The parts and the live context are classes of the models (pydantic) and the folds: imported
+# where a view of them looks at their kind, so `ls`, whose rows are plain, loads neither.
+if TYPE_CHECKING:
+    from sessionstore.context import CompactionProposal
+    from sessionstore.log import SessionSummary, StoreStats, VerifyReport
+    from sessionstore.projections import (
+        ArtifactTrail,
+        Context,
+        ContextDiff,
+        LiveMessage,
+        TimelineRow,
+    )
 
 ROLE_STYLES = {"system": "magenta", "user": "green", "assistant": "cyan", "tool": "yellow"}
 STATUS_STYLES = {
@@ -175,6 +176,9 @@ def message_view(message: LiveMessage) -> Text:
 
 
 def part_view(part: object) -> Text:
+    from sessionstore.events import FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
+    from sessionstore.projections import LiveToolResult
+
     if isinstance(part, TextPart):
         return Text(part.text)
     if isinstance(part, ReasoningPart):
@@ -206,6 +210,9 @@ def _preview(output: str, lines: int = 6) -> str:
 
 def context_text(context: Context) -> str:
     """The whole live context as plain text (`context --format text`): nothing elided."""
+    from sessionstore.events import FilePart, NativePart, ReasoningPart, TextPart, ToolCallPart
+    from sessionstore.projections import LiveToolResult
+
     out = []
     for message in context.messages:
         label = "summary" if message.summary else message.role
@@ -286,6 +293,9 @@ def diff_text(diff: ContextDiff) -> Text:
 
 
 def _line(message: LiveMessage) -> str:
+    from sessionstore.events import ReasoningPart, TextPart, ToolCallPart
+    from sessionstore.projections import LiveToolResult
+
     label = "summary" if message.summary else message.role
     first = message.parts[0]
     if isinstance(first, TextPart | ReasoningPart):

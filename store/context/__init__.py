@@ -52,7 +52,6 @@ from sessionstore.context._summarize_provider import (
     OpenAICompactSummarizer,
 )
 from sessionstore.context._tokens import (
-    DEFAULT_ENCODING,
     count,
     load_encoding,
     longest_token,
@@ -60,6 +59,7 @@ from sessionstore.context._tokens import (
 )
 from sessionstore.context._truncate import size_and_lines, truncate
 from sessionstore.context._window import ContextCheck, SessionView, WindowKeeper, WindowMemory
+from sessionstore.events import DEFAULT_ENCODING
 
 __all__ = [
     "DEFAULT_ENCODING",

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, Self
 
-from sessionstore.context._tokens import DEFAULT_ENCODING, count
+from sessionstore.context._tokens import count
 from sessionstore.events import (
+    DEFAULT_ENCODING,
     CompactionError,
     InvalidEvent,
     Message,

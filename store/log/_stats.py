@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sessionstore.events import ContextCompacted, OutputsPruned
-from sessionstore.log._bodies import decode_structure
-from sessionstore.log._replay import load_fold
 from sessionstore.storage import Recorder, SessionInfo
 
 
@@ -43,6 +40,9 @@ _SHRINKING = ("OutputsPruned", "ContextCompacted")
 
 
 def store_stats(recorder: Recorder) -> StoreStats:
+    from sessionstore.events import ContextCompacted, OutputsPruned
+    from sessionstore.log._bodies import decode_structure
+
     counts = recorder.counts()
     prunes = compactions = pruned_tokens = compacted_tokens = 0
     for event_type, version, text in recorder.payloads_of_type(_SHRINKING):
@@ -71,15 +71,17 @@ def session_summaries(recorder: Recorder, infos: list[SessionInfo]) -> list[Sess
     """Each session's line from its `sessions` row, which keeps the counters a listing shows.
     A session whose live tokens are not counted (written by a version before the counters,
     or by a writer whose fold failed) is folded from its newest snapshot, as every session
-    once was; nothing is written (a listing leaves the database as it found it)."""
+    once was; nothing is written (a listing leaves the database as it found it). The models
+    and the fold are imported only for such a session: `sessionstore ls` loads neither."""
     return [
-        SessionSummary(
-            info,
-            info.live_tokens
-            if info.live_tokens is not None
-            else load_fold(recorder, info.id, info.version).fold.tokens,
-            info.context_window,
-            info.compactions,
-        )
+        SessionSummary(info, _live_tokens(recorder, info), info.context_window, info.compactions)
         for info in infos
     ]
+
+
+def _live_tokens(recorder: Recorder, info: SessionInfo) -> int:
+    if info.live_tokens is not None:
+        return info.live_tokens
+    from sessionstore.log._replay import load_fold
+
+    return load_fold(recorder, info.id, info.version).fold.tokens

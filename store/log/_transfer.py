@@ -42,13 +42,13 @@ from sessionstore.events import (
 from sessionstore.log._append import (
     Encoded,
     chain,
-    check_session_id,
     event_row,
     fork_point_problem,
     metadata_set,
 )
 from sessionstore.log._bodies import pack_all, redactions, unpack
 from sessionstore.log._search import index_rows
+from sessionstore.log._session_id import check_session_id
 from sessionstore.storage import LostRace, NewSession, Recorder, as_utc, chain_link
 
 _PAGE = 500

@@ -5,11 +5,18 @@ appends, reads, replays, redacts. Both delegate: storage to `sessionstore.storag
 `sessionstore.log`, the window to `sessionstore.context`. The input models (`ToolCall`, tool
 results, state, what to restore) turn a caller's arguments into events or refuse them before
 any I/O.
+
+A session's handle and the input models need pydantic, the folds and the tokenizer; opening a
+store and listing its sessions need none of them. Their names are imported from their modules on
+first use (PEP 562), and `SessionStore` imports each where a method first needs it.
 """
 
-from sessionstore.context import ContextCheck
+from __future__ import annotations
+
+import importlib
+import typing
+
 from sessionstore.session._arguments import LABEL_LENGTH, SQL_INT_MAX
-from sessionstore.session._session import Session, ToolCall
 from sessionstore.session._store import (
     DEFAULT_MAX_PAYLOAD_BYTES,
     DEFAULT_SNAPSHOT_EVERY,
@@ -19,8 +26,12 @@ from sessionstore.session._store import (
     check_store_options,
     utc_now,
 )
-from sessionstore.session._tool_calls import ToolCallLike
-from sessionstore.session._tool_results import ResultBlock, result_content
+
+if typing.TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports them
+    from sessionstore.context import ContextCheck
+    from sessionstore.session._session import Session, ToolCall
+    from sessionstore.session._tool_calls import ToolCallLike
+    from sessionstore.session._tool_results import ResultBlock, result_content
 
 __all__ = [
     "DEFAULT_MAX_PAYLOAD_BYTES",
@@ -39,3 +50,31 @@ __all__ = [
     "result_content",
     "utc_now",
 ]
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "sessionstore.context": ("ContextCheck",),
+    "sessionstore.session._session": (
+        "Session",
+        "ToolCall",
+    ),
+    "sessionstore.session._tool_calls": ("ToolCallLike",),
+    "sessionstore.session._tool_results": (
+        "ResultBlock",
+        "result_content",
+    ),
+}
+"""The modules imported on first use, and the names of ours each defines."""
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> typing.Any:
+    """A name of a module imported on first use (PEP 562), kept here after."""
+    if name not in _HOME_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME_OF[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

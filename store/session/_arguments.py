@@ -10,10 +10,12 @@ from deep inside (pydantic, the driver, tiktoken) or, worse, is stored.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from sessionstore.context import CompactionProposal
 from sessionstore.events import InvalidArgument, brief, check_text, described
+
+if TYPE_CHECKING:  # `proposal` imports it when called: opening a store loads no policies
+    from sessionstore.context import CompactionProposal
 
 T = TypeVar("T")
 
@@ -105,6 +107,8 @@ def confirm_or_none(value: T | None) -> T | None:
 def proposal(value: object, session_id: str) -> CompactionProposal:
     """A compaction proposed on `session_id`: one made on another session names messages
     this one does not have."""
+    from sessionstore.context import CompactionProposal
+
     if not isinstance(value, CompactionProposal):
         raise InvalidArgument(f"proposal must be a CompactionProposal, got {described(value)}")
     if value.session_id != session_id:

@@ -5,25 +5,20 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, get_args, overload
+from typing import TYPE_CHECKING, Literal, get_args, overload
 
-from pydantic import JsonValue, ValidationError
-
-from sessionstore.context import DEFAULT_ENCODING, load_encoding
 from sessionstore.events import (
-    CompressionConfig,
+    DEFAULT_ENCODING,
     ConcurrencyError,
     DatabaseUnavailable,
     InvalidArgument,
-    RecordedEvent,
-    Role,
     SessionExists,
-    SessionStarted,
     UnknownSession,
     brief,
     describe_validation_error,
@@ -31,34 +26,14 @@ from sessionstore.events import (
     new_id,
     parse_query,
 )
-from sessionstore.importers import Header, ImportResult, import_path, import_text
 from sessionstore.log import (
-    MAX_SEQ,
-    Checkpoint,
-    Clock,
-    EventLike,
-    EventLog,
-    SearchHit,
     SessionSummary,
     StoreStats,
-    VerifyReport,
     check_session_id,
-    collect_bodies,
-    encode_batch,
-    export_lines,
-    holds,
-    missing_session,
-    plan_redaction,
-    search,
     session_summaries,
     store_stats,
-    verify_session,
 )
-from sessionstore.projections import ContextFold, index_page
 from sessionstore.session import _arguments as check
-from sessionstore.session._fork import fork_header
-from sessionstore.session._session import Session
-from sessionstore.session._view import index_row, session_page
 from sessionstore.storage import (
     ListingKey,
     SearchFilter,
@@ -70,6 +45,18 @@ from sessionstore.storage import (
     open_recorder,
     resolve_url,
 )
+
+# What opening a store and listing its sessions need is imported above; the rest (the models,
+# the folds, the tokenizer, the importers, the append path) where a method first needs it, so
+# `sessionstore ls` loads none of it (tests/cli/test_start.py).
+if TYPE_CHECKING:
+    from pydantic import JsonValue
+
+    from sessionstore.events import RecordedEvent, Role, SessionStarted
+    from sessionstore.importers import ImportResult
+    from sessionstore.log import Checkpoint, Clock, EventLike, EventLog, SearchHit, VerifyReport
+    from sessionstore.projections import ContextFold
+    from sessionstore.session._session import Session
 
 ImportFormat = Literal[
     "sessionstore", "openai", "claude-code", "codex", "pi", "opencode", "gemini-cli"
@@ -90,6 +77,8 @@ def utc_now() -> datetime:
 
 
 def _check_checkpoint(against: object) -> None:
+    from sessionstore.log import Checkpoint
+
     if against is not None and not isinstance(against, Checkpoint):
         raise InvalidArgument(
             f"against must be a Checkpoint (Checkpoint.loads(text)) or None, got "
@@ -204,16 +193,33 @@ class SessionStore:
         except BaseException:
             recorder.close()
             raise
-        self._log = EventLog(
-            recorder,
-            max_payload_bytes=max_payload_bytes,
-            snapshot_every=snapshot_every,
-            clock=clock,
-        )
+        self._clock = clock
+        self._event_log: EventLog | None = None
+        self._event_log_made = threading.Lock()
         self._recorder = recorder
         if counts_missing(found):
             # upgraded from before the sessions row kept its live tokens: count them once
             self._log.recount_uncounted()
+
+    @property
+    def _log(self) -> EventLog:
+        """The event log, made on first use: the append path, replay and the folds it imports
+        are not needed to open a store and list its sessions. One per store, whichever thread
+        asks first (sessions keep it)."""
+        log = self._event_log
+        if log is None:
+            with self._event_log_made:
+                if self._event_log is None:
+                    from sessionstore.log import EventLog
+
+                    self._event_log = EventLog(
+                        self._recorder,
+                        max_payload_bytes=self.max_payload_bytes,
+                        snapshot_every=self.snapshot_every,
+                        clock=self._clock,
+                    )
+                log = self._event_log
+        return log
 
     def __repr__(self) -> str:
         return f"SessionStore({self._recorder.shown_url!r})"
@@ -255,6 +261,12 @@ class SessionStore:
             "user": check.optional_label("user", user),
             "tags": check.tags(tags),
         }
+        from pydantic import ValidationError
+
+        from sessionstore.context import load_encoding
+        from sessionstore.events import CompressionConfig, SessionStarted
+        from sessionstore.session._session import Session
+
         try:
             CompressionConfig.model_validate(compression or {})
             started = SessionStarted(
@@ -273,6 +285,8 @@ class SessionStore:
 
     def session(self, session_id: str) -> Session:
         """Resume a session: a handle whose context is exactly as the log left it."""
+        from sessionstore.session._session import Session
+
         check_session_id(session_id)
         loaded = self._log.load(session_id)
         return Session(self._log, loaded.fold, loaded.snapshot_seq or 0)
@@ -280,6 +294,9 @@ class SessionStore:
     def fork(self, session_id: str, *, at: int | None = None, title: str | None = None) -> Session:
         """A new session whose history is `session_id`'s up to event `at` (its head when
         `None`). The parent is not changed; the fork reads the parent's events, not copies."""
+        from sessionstore.session._fork import fork_header
+        from sessionstore.session._session import Session
+
         check.optional_text("title", title)
         check_session_id(session_id)
         history = self._log.fold_at(session_id, at if at is not None else self.version(session_id))
@@ -292,6 +309,9 @@ class SessionStore:
     ) -> ContextFold:
         """Append `started` as the first event of `session_id`, on top of a fork's `history`.
         Its config is not checked again: `create_session` did, and a fork keeps its parent's."""
+        from sessionstore.log import encode_batch
+        from sessionstore.projections import ContextFold
+
         check_session_id(session_id)
         fold = history if history is not None else ContextFold()
 
@@ -338,6 +358,8 @@ class SessionStore:
         The event covers every message before it: the purge is planned from the head it is
         appended after, and planned again when another writer moved the head in between
         (`ConcurrencyError` only if that happens `PURGE_ATTEMPTS` times running)."""
+        from sessionstore.log import plan_redaction
+
         check_session_id(session_id)
         check.redaction_reason(reason)
         for attempt in range(PURGE_ATTEMPTS):
@@ -358,6 +380,8 @@ class SessionStore:
         returns how many were deleted. A repair for databases written before concurrent
         redactions of one body were made exclusive (two sessions redacting the same text at
         the same moment could each leave it to the other); a store's own writes leave none."""
+        from sessionstore.log import collect_bodies
+
         deleted = collect_bodies(self._recorder)
         if deleted:
             self._log.scrub("bodies no session referenced")
@@ -367,6 +391,8 @@ class SessionStore:
         """The ids of the parts `purge(session_id)` would name now, in the order they were
         appended (none when all content is redacted already); nothing is appended. What a
         caller shows before asking whether to go on."""
+        from sessionstore.log import plan_redaction
+
         check_session_id(session_id)
         head = self._log.version(session_id)
         event = plan_redaction(self._recorder, session_id, head, None, "purged")
@@ -378,6 +404,8 @@ class SessionStore:
         self, session_id: str, from_seq: int = 1, to_seq: int | None = None
     ) -> list[RecordedEvent]:
         """The session's events with `from_seq <= seq <= to_seq`, in order, upcast."""
+        from sessionstore.log import MAX_SEQ
+
         check_session_id(session_id)
         low = check.integer("from_seq", from_seq)
         high = check.optional_integer("to_seq", to_seq)
@@ -463,6 +491,9 @@ class SessionStore:
         words" must occur side by side, in order. Case, accents and punctuation do not count.
         A query with no word in it raises `InvalidSearchQuery`. Each hit carries an excerpt
         of the text it found, with the query's words marked (`SearchHit.marked`)."""
+        from sessionstore.events import Role
+        from sessionstore.log import search
+
         check.text("query", query)
         phrases = parse_query(query)
         if since is not None and (not isinstance(since, datetime) or since.tzinfo is None):
@@ -484,6 +515,8 @@ class SessionStore:
         """Check the session's history: its hash chain, its `sessions` row, its fork link, and
         every stored snapshot against a fresh fold; with `against`, also that nothing up to
         the checkpoint's head of this session changed. See `sessionstore.log._verify`."""
+        from sessionstore.log import holds, missing_session, verify_session
+
         check_session_id(session_id)
         _check_checkpoint(against)
         head = against.head_of(session_id) if against is not None else None
@@ -523,6 +556,8 @@ class SessionStore:
         """The session's events as JSONL lines (without newlines): envelopes, hashes and
         payloads as stored, so `import_session` of them rebuilds it byte for byte; with `at`
         (a seq, or the last event at or before a time), its events up to that point only."""
+        from sessionstore.log import export_lines
+
         check_session_id(session_id)
         head = self._session_row(session_id).version
         if at is not None:
@@ -585,6 +620,8 @@ class SessionStore:
         Completions messages. `"claude-code"`: a Claude Code transcript (JSONL). Both make a
         new session (`session_id`, else a fresh id) with token counts in `encoding`.
         """
+        from sessionstore.importers import Header, import_path, import_text
+
         if isinstance(source, os.PathLike):
             check.flag("strict", strict)
             if format is not None:
@@ -637,6 +674,8 @@ class SessionStore:
         tokens; `cached` defaults to `input`). Its parent, forks and sub-agents are linked as
         `<id>.html`, as `view --all` writes them. With `at` (a seq, or the last event at or
         before a time), the session as it stood then. It reads the log and writes nothing."""
+        from sessionstore.session._view import session_page
+
         check_session_id(session_id)
         info = self._session_row(session_id)
         head = info.version if at is None else self._log.seq_at(session_id, at)
@@ -648,6 +687,9 @@ class SessionStore:
         """The HTML index of the sessions (of `app`, `user`, `tag`; each `None`: any), newest
         first, sortable by date, size and compactions, with a search box; each links its page
         `<id>.html` (`view`)."""
+        from sessionstore.projections import index_page
+        from sessionstore.session._view import index_row
+
         return index_page([index_row(s) for s in self.summaries(app=app, user=user, tag=tag)])
 
     # figures

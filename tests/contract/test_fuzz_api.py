@@ -43,7 +43,7 @@ from sessionstore import (
     Usage,
 )
 from sessionstore.events import MODELS, CompressionConfig, Message, NewEvent, TextPart, ToolLimits
-from sessionstore.events._arguments import brief
+from sessionstore.events._brief import brief
 from tests.conftest import Backend
 
 EXAMPLES = {"sqlite": 1_000, "postgresql": 300}

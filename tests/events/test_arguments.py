@@ -16,7 +16,7 @@ from sessionstore.events import (
     Usage,
     decode_payload,
 )
-from sessionstore.events._arguments import brief, described
+from sessionstore.events._brief import brief, described
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from typing import Any
 
 from sessionstore import SessionStore
 from sessionstore.context import load_encoding
-from sessionstore.context._tokens import DEFAULT_ENCODING
+from sessionstore.events import DEFAULT_ENCODING
 from tests.conftest import full_in_slow
 
 SESSION = "7c2d4e1a-6b2d-4e8f-a1c7-92d05b7e4f10"

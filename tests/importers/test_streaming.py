@@ -16,7 +16,8 @@ from typing import IO, Any
 import pytest
 
 from sessionstore import ImportRefused, SessionStore
-from sessionstore.context._tokens import DEFAULT_ENCODING, count
+from sessionstore.context._tokens import count
+from sessionstore.events import DEFAULT_ENCODING
 from sessionstore.importers._claude_code import claude_code_transcript
 from sessionstore.importers._codex import codex_transcript
 from sessionstore.importers._lines import FileLines
