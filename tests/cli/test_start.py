@@ -1,7 +1,7 @@
 """A command loads what it needs and no more, so the command line starts at once: `--version`
-loads click alone; `ls` loads the store's read path, never Alembic, the async face or the
-integrations. Which modules are loaded is checked, not how long it took (speed is
-measured in `bench/`)."""
+loads click alone; `ls` loads the storage and the listing, never the models (pydantic), the
+folds, the tokenizer, the importers, Alembic, the async face or the integrations. Which modules
+are loaded is checked, not how long it took (speed is measured by `python -m bench.cli_start`)."""
 
 from __future__ import annotations
 
@@ -79,3 +79,36 @@ def test_a_reading_command_loads_no_migrations_async_face_or_integrations(
         if m.split(".")[:2] in (["sessionstore", "aio"], ["sessionstore", "integrations"])
     }
     assert faces == set()
+
+
+NOT_LISTING = ("alembic", "pydantic", "pydantic_core", "tiktoken")
+"""What a listing never loads: the migrations, the models and the tokenizer."""
+NOT_LISTING_OF_OURS = (
+    "aio",
+    "context",
+    "importers",
+    "integrations",
+    "projections",
+    "providers",
+)
+"""Our subpackages a listing never loads: the async face, the policies, the importers, the
+integrations, the folds and renders (the HTML view, Markdown, the providers' shapes)."""
+
+
+@pytest.mark.parametrize("command", [["ls"], ["ls", "--json"], ["ls", "--limit", "1"]])
+def test_ls_loads_the_storage_and_the_listing_and_nothing_it_does_not_show(
+    command: list[str], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'start.db'}"
+    with SessionStore(url) as store:
+        store.append("s1", conversation(turns=2), expected_version=0)
+    loaded = loaded_by("--db", url, *command, cwd=tmp_path)
+    assert roots(loaded) & set(NOT_LISTING) == set()
+    ours = {name.split(".")[1] for name in loaded if name.startswith("sessionstore.")}
+    assert ours & set(NOT_LISTING_OF_OURS) == set()
+    assert {"sessionstore.storage._sqlite", "sessionstore.log._stats"} <= loaded
+    # nor the append path, replay or verification of the log
+    assert {m for m in loaded if m.startswith("sessionstore.log.")} == {
+        "sessionstore.log._session_id",
+        "sessionstore.log._stats",
+    }
