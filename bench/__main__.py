@@ -11,17 +11,24 @@ Then the storage rows of `bench.storage` run (sessionstore and `SQLiteSession` i
 one process, with raw sqlite3/psycopg baselines; `--only storage` runs just those, `--only`
 without `storage` skips them): their table is printed under the first and written to the same
 JSON file under `"storage"`.
+
+Then the command line's start (`bench.cli_start`: `--version` and `ls` in fresh processes), and,
+only when `--only` names it, the session of a million events (`bench.million`, run in a process
+of its own so its peak memory is its own; building that session takes minutes the first time).
+`--only cli_start`, `--only million` or `--only storage` runs just those rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench import mix, storage
+from bench import cli_start, million, mix, storage
 from bench.peers import load_stores
 from bench.report import machine, markdown, summarize, write_json
 from bench.storage_table import markdown as storage_markdown
@@ -45,7 +52,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, help="runs of the append workloads (median taken)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results.json")
     parser.add_argument(
-        "--only", nargs="+", help="store names to run, and/or `storage` (default: all)"
+        "--only",
+        nargs="+",
+        help="store names to run, and/or `storage`, `cli_start`, `million` "
+        "(default: all but `million`)",
     )
     parser.add_argument("--max-events", type=int, help="grow sessions up to this size only")
     parser.add_argument(
@@ -94,10 +104,29 @@ def main(argv: list[str] | None = None) -> None:
         storage_cfg = storage.config(args.quick)
         if args.only is None or "storage" in args.only:
             report = storage.run(storage_cfg, folder / "storage", log)
+        starts = None
+        if args.only is None or "cli_start" in args.only:
+            log("cli_start: --version and ls in fresh processes")
+            starts = cli_start.measure(3 if args.quick else 15)
+        millions = None
+        if args.only is not None and "million" in args.only:
+            log("million: python -m bench.million (builds its session the first time)")
+            out = folder / "million.json"
+            command = ["-m", "bench.million", "--runs", str(cfg.runs), "--json", str(out)]
+            subprocess.run(
+                [sys.executable, *command],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            millions = json.loads(out.read_text())
     table = summarize(results, stores, cfg)
     text = markdown(table, stores) if stores else ""
     if report is not None:
         text = (text + "\n\n" if text else "") + storage_markdown(report.rows)
+    if starts is not None:
+        text = (text + "\n\n" if text else "") + cli_start.markdown(starts)
+    if millions is not None:
+        text = (text + "\n\n" if text else "") + million.markdown(**millions)
     print(text)
     write_json(
         args.out,
@@ -112,6 +141,8 @@ def main(argv: list[str] | None = None) -> None:
             "table": table,
             "extra": results.extra,
             "storage": report.as_json(storage_cfg) if report else None,
+            "cli_start": starts,
+            "million": millions,
             "total_seconds": time.perf_counter() - started,
             "markdown": text,
         },

@@ -1,6 +1,8 @@
 """A session of a million events: replay at its middle, `context()` on an open handle, resume,
 `verify` and peak memory, run by hand:
-`python -m bench.million [--events 1000000] [--url URL] [--cache /tmp/...db] [--runs 3]`.
+`python -m bench.million [--events 1000000] [--url URL] [--cache /tmp/...db] [--runs 3]`, or its
+rows in `python -m bench --only million` (never in its default run: building the session takes
+minutes the first time, and the run about a minute after).
 
 The session is an agent loop kept inside its window, as a long-running agent's is: user turn,
 assistant tool call, tool output (200 B to 1.5 KB, each distinct), repeated; every 100 events
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import platform
 import resource
@@ -54,6 +57,13 @@ SESSION = "million"
 BATCH = 2_000
 """Rows per write while building."""
 TARGETS = {"replay": 1.0, "context": 0.5, "resume": 2.0, "verify": 20.0, "memory_gb": 1.0}
+NAMES = {
+    "replay": "replay at the middle (context(at=middle))",
+    "context": "context().to_openai() on an open handle",
+    "resume": "resume (new store, session(id).context().to_openai())",
+    "verify": "verify(id)",
+    "memory_gb": "peak memory (GB, the whole run)",
+}
 
 
 def agent_loop(events: int) -> Iterator[Payload]:
@@ -162,6 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, help="the SQLite file to build or reuse")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-verify", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
         "--ratios",
         action="store_true",
@@ -205,14 +216,9 @@ def main(argv: list[str] | None = None) -> None:
             figures["verify"] = timed(lambda: store.verify(SESSION))
     memory = peak_gb()
     figures["memory_gb"] = (memory, memory)
-    names = {
-        "replay": "replay at the middle (context(at=middle))",
-        "context": "context().to_openai() on an open handle",
-        "resume": "resume (new store, session(id).context().to_openai())",
-        "verify": "verify(id)",
-        "memory_gb": "peak memory (GB, the whole run)",
-    }
-    for key, name in names.items():
+    if args.json is not None:
+        args.json.write_text(json.dumps({"events": args.events, "cold": cold, "figures": figures}))
+    for key, name in NAMES.items():
         if key in figures:
             unit = "GB" if key == "memory_gb" else "s"
             (value, cpu), target = figures[key], TARGETS[key]
@@ -221,6 +227,21 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:<58} {value:8.3f} {unit}{used}  target <= {target} {unit}  {mark}")
     if args.ratios:
         ratio_rows(args.runs)
+
+
+def markdown(events: int, cold: float, figures: dict[str, tuple[float, float]]) -> str:
+    """The figures as the rows of `python -m bench --only million`."""
+    lines = [
+        f"| a session of {events:,} events | wall | CPU | target |",
+        "|---|---|---|---|",
+        f"| cold resume (folds the log once, writes checkpoints) | {cold:.2f} s | | |",
+    ]
+    for key, name in NAMES.items():
+        if key in figures:
+            (value, cpu), unit = figures[key], "GB" if key == "memory_gb" else "s"
+            used = "" if key == "memory_gb" else f"{cpu:.3f} s"
+            lines.append(f"| {name} | {value:.3f} {unit} | {used} | {TARGETS[key]} {unit} |")
+    return "\n".join(lines)
 
 
 def ratio_rows(repeats: int) -> None:
