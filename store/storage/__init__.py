@@ -8,6 +8,8 @@ It knows events and bytes, not sessions' meaning.
 """
 
 from sessionstore.storage._backends import (
+    MAX_PARTITIONS,
+    PARTITIONS,
     database_file,
     migration_connection,
     open_recorder,
@@ -20,7 +22,6 @@ from sessionstore.storage._migrate import (
     refuse_foreign,
     upgrade,
 )
-from sessionstore.storage._postgres import MAX_PARTITIONS, PARTITIONS
 from sessionstore.storage._recorder import (
     COMPACTION,
     BodyRow,

@@ -12,11 +12,14 @@ import sqlalchemy as sa
 
 from sessionstore.events import DatabaseUnavailable
 from sessionstore.storage._memory import MEMORY, MemoryRecorder
-from sessionstore.storage._postgres import PARTITIONS, PostgresRecorder
 from sessionstore.storage._recorder import Recorder
 from sessionstore.storage._sql import SqlRecorder
 from sessionstore.storage._sqlite import SqliteRecorder, SqliteSynchronous, sqlite_file
 
+PARTITIONS = "partitions"
+"""The URL option that asks for hash-partitioned tables, and how many partitions each gets
+(PostgreSQL's alone)."""
+MAX_PARTITIONS = 1024
 DEFAULT_URL = "sqlite:///sessions.db"
 URL_ENV = "SESSIONSTORE_URL"
 
@@ -51,6 +54,9 @@ def open_recorder(
             parsed, busy_timeout_ms=busy_timeout_ms, synchronous=sqlite_synchronous
         )
     if backend == "postgresql":
+        # imported only here: its dialect takes longer to import than the SQLite one
+        from sessionstore.storage._postgres import PostgresRecorder
+
         return PostgresRecorder(parsed, busy_timeout_ms=busy_timeout_ms)
     if backend == MEMORY:
         return MemoryRecorder(parsed)

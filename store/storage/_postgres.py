@@ -44,6 +44,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from sessionstore.events import DatabaseUnavailable, Phrases, SchemaMismatch, SearchEntry
+from sessionstore.storage._backends import MAX_PARTITIONS, PARTITIONS
 from sessionstore.storage._recorder import (
     BodyRow,
     DatabaseState,
@@ -72,11 +73,8 @@ _EXTENSION_RELATIONS = sa.text(
 """The relations of the current schema that belong to an extension (dependency type `e`)."""
 _MIGRATION_LOCK = 0x5E55_1045  # an arbitrary, fixed advisory-lock key for sessionstore migrations
 
-PARTITIONS = "partitions"
-"""The URL option that asks for hash-partitioned tables, and how many partitions each gets."""
 PARTITIONS_OPTION = "sessionstore_partitions"
 """The execution option that carries it to the Alembic revisions, on every connection."""
-MAX_PARTITIONS = 1024
 
 PING_AFTER_IDLE_S = 2.0
 """A pooled connection idle this long is pinged before it is used again."""

@@ -7,12 +7,52 @@ session without changing a key.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 
 metadata = sa.MetaData()
 
-Json = sa.JSON().with_variant(JSONB(), "postgresql")
+
+class PostgresVariant(sa.types.TypeDecorator[Any]):
+    """`impl`, and on PostgreSQL the type `postgres()` gives: what `impl.with_variant(JSONB(),
+    "postgresql")` says, but the PostgreSQL dialect (which takes longer to import than all of
+    SQLite's) is imported only when a PostgreSQL database is used, so `sessionstore ls` on a
+    SQLite file never loads it. DDL, `alembic check` and the values bound and read are the
+    variant's."""
+
+    cache_ok = True
+
+    def postgres(self) -> sa.types.TypeEngine[Any]:
+        raise NotImplementedError
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        chosen = self.postgres() if dialect.name == "postgresql" else self.impl_instance
+        return dialect.type_descriptor(chosen)
+
+
+class Json(PostgresVariant):
+    """JSON; JSONB on PostgreSQL."""
+
+    impl = sa.JSON
+
+    def postgres(self) -> sa.types.TypeEngine[Any]:
+        from sqlalchemy.dialects.postgresql import JSONB
+
+        return JSONB()
+
+
+class SearchTerms(PostgresVariant):
+    """Text on SQLite (its FTS5 table indexes the words); a tsvector on PostgreSQL."""
+
+    impl = sa.Text
+
+    def postgres(self) -> sa.types.TypeEngine[Any]:
+        from sqlalchemy.dialects.postgresql import TSVECTOR
+
+        return TSVECTOR()
+
+
 # SQLite only auto-increments an INTEGER PRIMARY KEY (the rowid alias), not a BIGINT one.
 Position = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
@@ -28,7 +68,7 @@ events = sa.Table(
     sa.Column("event_id", sa.String(36), nullable=False),
     sa.Column("type", sa.String(64), nullable=False),
     sa.Column("schema_version", sa.Integer, nullable=False),
-    sa.Column("payload", Json, nullable=False),
+    sa.Column("payload", Json(), nullable=False),
     sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("prev_hash", sa.String(64), nullable=False),
     sa.Column("hash", sa.String(64), nullable=False),
@@ -83,7 +123,7 @@ snapshots = sa.Table(
     sa.Column("projection", sa.String(64), primary_key=True),
     sa.Column("projection_version", sa.Integer, primary_key=True),
     sa.Column("seq", sa.Integer, primary_key=True),
-    sa.Column("state", Json, nullable=False),
+    sa.Column("state", Json(), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
 
@@ -110,8 +150,6 @@ blob_refs = sa.Table(
 so a redaction (which deletes the row) takes the body out of that session alone, and the body
 itself goes once no session holds it."""
 
-SearchTerms = sa.Text().with_variant(TSVECTOR(), "postgresql")
-
 search_index = sa.Table(
     "search_index",
     metadata,
@@ -124,7 +162,7 @@ search_index = sa.Table(
     sa.Column("event_type", sa.String(64), nullable=False),
     sa.Column("digest", sa.String(DIGEST_LENGTH), nullable=True),
     sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("terms", SearchTerms, nullable=False),
+    sa.Column("terms", SearchTerms(), nullable=False),
     sa.Index("ix_search_index_digest", "session_id", "digest"),
 )
 """The full-text index: a row per chunk of each searchable text (`sessionstore.events._search`),

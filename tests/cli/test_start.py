@@ -107,6 +107,9 @@ def test_ls_loads_the_storage_and_the_listing_and_nothing_it_does_not_show(
     ours = {name.split(".")[1] for name in loaded if name.startswith("sessionstore.")}
     assert ours & set(NOT_LISTING_OF_OURS) == set()
     assert {"sessionstore.storage._sqlite", "sessionstore.log._stats"} <= loaded
+    # a SQLite file needs none of PostgreSQL's dialect, the longest of SQLAlchemy's to import
+    assert "sqlalchemy.dialects.postgresql" not in loaded
+    assert "sessionstore.storage._postgres" not in loaded
     # nor the append path, replay or verification of the log
     assert {m for m in loaded if m.startswith("sessionstore.log.")} == {
         "sessionstore.log._session_id",
