@@ -7,9 +7,13 @@ goes is a list. The test names every difference it finds."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import functools
+import importlib
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -35,6 +39,28 @@ RENAMED = {
     "sessionstore.session._session.Session": "sessionstore.aio._async.AsyncSession",
     "sessionstore.session._store.SessionStore": "sessionstore.aio._async.AsyncSessionStore",
 }
+
+
+def hints(member: object) -> dict[str, Any]:
+    """`typing.get_type_hints(member)`, resolving as a type checker does the names its module
+    imports only under `if TYPE_CHECKING:` (`SessionStore`'s module does, so that opening a
+    store loads neither the models nor the folds)."""
+    module = sys.modules[member.__module__]
+    return typing.get_type_hints(member, localns={**vars(module), **checked_names(module.__name__)})
+
+
+@functools.cache
+def checked_names(module_name: str) -> dict[str, Any]:
+    """The names the module imports under `if TYPE_CHECKING:`, imported."""
+    names: dict[str, Any] = {}
+    for node in ast.parse(inspect.getsource(sys.modules[module_name])).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and statement.module:
+                    source = importlib.import_module(statement.module)
+                    for alias in statement.names:
+                        names[alias.asname or alias.name] = getattr(source, alias.name)
+    return names
 
 
 def shown(hint: object) -> str:
@@ -70,8 +96,8 @@ def signature_differences(
     where: str, sync: Callable[..., Any], face: Callable[..., Any]
 ) -> list[str]:
     found = []
-    sync_hints = typing.get_type_hints(sync)
-    face_hints = typing.get_type_hints(face)
+    sync_hints = hints(sync)
+    face_hints = hints(face)
     sync_parameters = list(inspect.signature(sync).parameters.values())
     face_parameters = list(inspect.signature(face).parameters.values())
     if [p.name for p in sync_parameters] != [p.name for p in face_parameters]:
@@ -119,8 +145,8 @@ def drift(sync_cls: type, face_cls: type) -> list[str]:
             if not isinstance(twin, property):
                 found.append(f"{where}: a property on the sync face, not here")
                 continue
-            expected = as_awaited(typing.get_type_hints(value.fget)["return"], returned=True)
-            actual = shown(typing.get_type_hints(twin.fget)["return"])
+            expected = as_awaited(hints(value.fget)["return"], returned=True)
+            actual = shown(hints(twin.fget)["return"])
             if expected != actual:
                 found.append(f"{where}: gives {actual}, expected {expected}")
             if (value.fset is None) != (twin.fset is None):
