@@ -19,9 +19,8 @@ class PostgresVariant(sa.types.TypeDecorator[Any]):
     "postgresql")` says, but the PostgreSQL dialect (which takes longer to import than all of
     SQLite's) is imported only when a PostgreSQL database is used, so `sessionstore ls` on a
     SQLite file never loads it. DDL, `alembic check` and the values bound and read are the
-    variant's."""
-
-    cache_ok = True
+    variant's. Each subclass says `cache_ok = True` itself (SQLAlchemy reads it from the class
+    alone), or no statement with its column is cached."""
 
     def postgres(self) -> sa.types.TypeEngine[Any]:
         raise NotImplementedError
@@ -35,6 +34,7 @@ class Json(PostgresVariant):
     """JSON; JSONB on PostgreSQL."""
 
     impl = sa.JSON
+    cache_ok = True
 
     def postgres(self) -> sa.types.TypeEngine[Any]:
         from sqlalchemy.dialects.postgresql import JSONB
@@ -46,6 +46,7 @@ class SearchTerms(PostgresVariant):
     """Text on SQLite (its FTS5 table indexes the words); a tsvector on PostgreSQL."""
 
     impl = sa.Text
+    cache_ok = True
 
     def postgres(self) -> sa.types.TypeEngine[Any]:
         from sqlalchemy.dialects.postgresql import TSVECTOR
