@@ -99,9 +99,6 @@ SLOW_ON_PARTITIONED = {
     "test_a_fifty_megabyte_user_message_is_cut_by_bytes_before_tiktoken_sees_it": _HEAVY,
     "test_an_output_over_the_old_16_mib_limit_is_stored_whole_and_shown_cut": _HEAVY,
     "test_an_import_cut_short_resumes_where_it_stopped": _HEAVY,
-    "test_the_conformance_suite_passes_every_test_of_every_capability": (
-        "LangGraph's whole conformance suite, which the default run passes on PostgreSQL"
-    ),
     "test_an_agent_killed_mid_run_resumes_with_the_identical_context": (
         "a child process's run, which the default run kills on PostgreSQL"
     ),
@@ -109,6 +106,13 @@ SLOW_ON_PARTITIONED = {
 """Tests of the behaviour suite that run on the partitioned layout only in the slow set (which
 CI runs too), and why: each takes 10 to 30 s there and tests nothing of partitions that its run
 on plain PostgreSQL and the rest of the suite on partitioned tables do not."""
+SLOW_ON_POSTGRESQL = {
+    "test_the_conformance_suite_passes_every_test_of_every_capability": (
+        "LangGraph's whole conformance suite, a round trip or more a call (25 s on PostgreSQL): "
+        "the default run passes it on SQLite and memory"
+    ),
+}
+"""Tests that run on PostgreSQL (either layout) only in the slow set, and why."""
 
 LAYOUT_BLIND = (
     "tests/providers/",
@@ -195,7 +199,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if uses_postgres(item):
             item.add_marker(pytest.mark.postgres)
-        if on_partitioned(item) and getattr(item, "originalname", "") in SLOW_ON_PARTITIONED:
+        name = getattr(item, "originalname", "")
+        if on_partitioned(item) and name in SLOW_ON_PARTITIONED:
+            item.add_marker(pytest.mark.slow)
+        if on_postgresql(item) and name in SLOW_ON_POSTGRESQL:
             item.add_marker(pytest.mark.slow)
     if "slow" in config.option.markexpr:
         return
@@ -215,6 +222,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def layout_blind(item: pytest.Item) -> bool:
     """A test in one of the `LAYOUT_BLIND` modules or folders."""
     return item.nodeid.startswith(LAYOUT_BLIND)
+
+
+def on_postgresql(item: pytest.Item) -> bool:
+    """A test parametrized with a PostgreSQL backend, of either layout."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and any(
+        str(value).startswith("postgresql") for value in callspec.params.values()
+    )
 
 
 def on_partitioned(item: pytest.Item) -> bool:

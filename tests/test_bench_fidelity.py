@@ -113,6 +113,7 @@ def test_previews_are_sampled_and_counted_apart_from_compactions(tmp_path: Path)
     assert row.split(" | ")[1:3] == [str(run.compactions), str(run.previews)]
 
 
+@pytest.mark.slow  # 465 model calls replayed: 20 s
 def test_a_real_pi_session_at_32k_keeps_every_first_sentence_and_the_last_errors_lines(
     tmp_path: Path,
 ) -> None:

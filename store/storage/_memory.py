@@ -51,13 +51,11 @@ from sessionstore.storage._recorder import (
     compactions_in,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc
+from sessionstore.storage._schema import REDACTION
 from sessionstore.storage._schema import metadata as schema
 
 MEMORY = "memory"
 """The URL scheme of memory databases."""
-
-REDACTION = "ContentRedacted"
-"""The event type whose `digests` may delete bodies (the SQL schema's guard names it too)."""
 
 
 @dataclass(slots=True)
@@ -356,6 +354,10 @@ class MemoryRecorder:
     ) -> None:
         db = self._db
         with db.lock:
+            stream = db.streams.get(session_id, _Stream())
+            after = stream.events[bisect.bisect_right(stream.seqs, seq) :]
+            if any(event.type == REDACTION for event in after):
+                return  # see `Recorder.save_snapshot`
             db.snapshots.setdefault((session_id, projection, version), {}).setdefault(seq, state)
 
     def forget_snapshots(self, session_ids: Sequence[str]) -> None:

@@ -55,7 +55,7 @@ from sessionstore.storage._recorder import (
     SessionMetadata,
     compactions_in,
 )
-from sessionstore.storage._schema import events, search_index
+from sessionstore.storage._schema import events, search_index, sessions
 from sessionstore.storage._sql import (
     PAGE,
     Matching,
@@ -224,6 +224,13 @@ class LockWaitTimeout(sa.exc.OperationalError):
         self.waited_ms = waited_ms
 
 
+_HOLD_SESSION = (
+    sa.select(sessions.c.id)
+    .where(sessions.c.id == sa.bindparam("session_id"))
+    .with_for_update(read=True)
+)
+
+
 class PostgresRecorder(SqlRecorder):
     """PostgreSQL through psycopg (or any SQLAlchemy PostgreSQL driver)."""
 
@@ -389,6 +396,12 @@ class PostgresRecorder(SqlRecorder):
 
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
         return pg_insert(table).on_conflict_do_nothing()
+
+    def _hold_session(self, conn: sa.Connection, session_id: str) -> None:
+        """A share lock on the session's row: an append moving its head (a redaction's)
+        waits for this transaction to end, or this one waits for it to commit, and then
+        (read committed) the statements after this one see its events."""
+        conn.execute(_HOLD_SESSION, {"session_id": session_id}).all()
 
     def _insert_index(self) -> sa.Insert:
         return search_index.insert().values(

@@ -222,7 +222,13 @@ class Recorder(Protocol):
         state: str,
         now: datetime,
     ) -> None:
-        """Store a snapshot's JSON `state`; one already stored under the same key is kept."""
+        """Store a snapshot's JSON `state`; one already stored under the same key is kept.
+        Nothing is stored when the session holds a `ContentRedacted` event after `seq`: the
+        fold was read before that redaction and may hold by value (its state, its header)
+        what it deleted, and the redaction's `forget_snapshots` may have run already. The
+        check and the insert are one transaction that a redaction's append cannot overtake,
+        so a snapshot is either refused here or stored before the redaction commits (and
+        then forgotten by it)."""
         ...
 
     def forget_snapshots(self, session_ids: Sequence[str]) -> None:

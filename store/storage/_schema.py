@@ -60,6 +60,10 @@ Position = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 SESSION_ID_LENGTH = 128
 LABEL_LENGTH = 128
 
+REDACTION = "ContentRedacted"
+"""The event type whose `digests` may delete bodies (the schema's guards name it too), and
+after which a snapshot of an earlier seq may not be stored."""
+
 events = sa.Table(
     "events",
     metadata,

@@ -40,6 +40,7 @@ from sessionstore.storage._recorder import (
 )
 from sessionstore.storage._rows import SessionInfo, as_utc
 from sessionstore.storage._schema import (
+    REDACTION,
     blob_refs,
     blobs,
     events,
@@ -117,6 +118,16 @@ _SEQ_AT = sa.select(sa.func.max(events.c.seq)).where(
 HEAD = sa.select(sessions.c.head_seq, sessions.c.head_hash, sessions.c.updated_at).where(
     sessions.c.id == _SESSION
 )
+REDACTED_AFTER = (
+    sa.select(events.c.seq)
+    .where(
+        events.c.session_id == _SESSION,
+        events.c.seq > sa.bindparam("seq"),
+        events.c.type == REDACTION,
+    )
+    .limit(1)
+)
+"""A redaction of the session after a seq: a snapshot at that seq may not be stored."""
 MOVE_HEAD = (
     sessions.update()
     .where(sessions.c.id == _SESSION, sessions.c.head_seq == sa.bindparam("read_seq"))
@@ -509,10 +520,18 @@ class SqlRecorder:
             "created_at": now,
         }
         with self._writing() as conn:
-            conn.execute(self._insert_snapshot(values))
+            self._hold_session(conn, session_id)
+            bounds = {"session_id": session_id, "seq": seq}
+            if conn.execute(REDACTED_AFTER, bounds).first() is None:
+                conn.execute(self._insert_snapshot(values))
 
     def _insert_snapshot(self, values: dict[str, Any]) -> sa.Executable:
         return self._insert_ignoring(snapshots).values(values)
+
+    def _hold_session(self, conn: sa.Connection, session_id: str) -> None:
+        """Keep the session's head from moving until this transaction ends, so that what it
+        reads next includes every event committed before. Here nothing to do: a SQLite
+        write transaction (`BEGIN IMMEDIATE`) is the only one until it ends."""
 
     def forget_snapshots(self, session_ids: Sequence[str]) -> None:
         query = snapshots.delete().where(snapshots.c.session_id.in_(list(session_ids)))

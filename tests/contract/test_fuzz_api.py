@@ -46,8 +46,8 @@ from sessionstore.events import MODELS, CompressionConfig, Message, NewEvent, Te
 from sessionstore.events._brief import brief
 from tests.conftest import Backend
 
-EXAMPLES = {"sqlite": 1_000, "postgresql": 300}
-"""Examples per backend in the default run (about 10 s for both on an idle 2-core machine);
+EXAMPLES = {"sqlite": 500, "postgresql": 150}
+"""Examples per backend in the default run (about 10 s a backend on a busy 2-core machine);
 the slow set runs `SLOW_EXAMPLES`."""
 SLOW_EXAMPLES = {"sqlite": 2_500, "postgresql": 900}
 

@@ -10,6 +10,7 @@ part of the store is replaced.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 import threading
@@ -19,7 +20,7 @@ from typing import TypeVar
 
 import sqlalchemy as sa
 
-from sessionstore import SessionStore
+from sessionstore import ConcurrencyError, SessionStore
 from sessionstore.events import ContentRedacted, MessageAppended, RecordedEvent, TextPart
 from tests.builders import started, user
 from tests.conftest import Backend, full_in_slow
@@ -205,3 +206,65 @@ def test_a_purge_covers_every_message_appended_before_its_event(
             if not written <= redacted:
                 missed.append(iteration)
         assert missed == [], f"{len(missed)} of {iterations} purges missed a message before them"
+
+
+def snapshots_holding(backend: Backend, session_id: str, text: str) -> list[int]:
+    """The seqs of the session's stored snapshots whose JSON holds `text`."""
+    engine = backend.raw_engine()
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.text("SELECT seq, state FROM snapshots WHERE session_id = :id ORDER BY seq"),
+                {"id": session_id},
+            )
+            return [int(seq) for seq, state in rows if text in str(state)]
+    finally:
+        engine.dispose()
+
+
+def test_a_snapshot_folded_before_a_purge_is_not_stored_after_it(backend: Backend) -> None:
+    """The purge forgot the session's snapshots; a fold read before it (a writer's, saving
+    the snapshot its append made due) comes late: it is not stored, since it holds the
+    state's value by value."""
+    with SessionStore(backend.url, snapshot_every=1000) as store:
+        session = store.create_session(model="m")
+        session.update_state({"key": "a state value the purge deletes"})
+        session.append_user("hello")
+        folded_before = session._fold
+        assert store.purge(session.id) is not None
+
+        store._log.save_snapshot(folded_before)
+
+        assert snapshots_holding(backend, session.id, "the purge deletes") == []
+        assert store.verify(session.id).ok
+
+
+@full_in_slow("iterations", default=RACES_BY_DEFAULT, full=PURGES)
+def test_no_snapshot_left_holds_a_state_value_a_racing_purge_deleted(
+    backend: Backend, iterations: int
+) -> None:
+    """A writer whose every append saves a snapshot (the state in it by value) races a purge
+    of its session: afterwards no snapshot holds the purged value, whichever ran first."""
+    with (
+        SessionStore(backend.url, snapshot_every=1) as writing,
+        SessionStore(backend.url) as purging,
+    ):
+        kept: list[int] = []
+        for iteration in range(iterations):
+            secret = f"purged state value {iteration}"
+            session = writing.create_session(model="m")
+            session.update_state({"key": secret})
+
+            def append() -> None:
+                # ConcurrencyError: the purge came first, and this handle is behind it
+                with contextlib.suppress(ConcurrencyError):
+                    session.append_user("more")  # noqa: B023
+
+            at_once(
+                lambda: purging.purge(session.id),  # noqa: B023
+                append,
+                second_after_ms=REDACTION_MS,
+            )
+            if snapshots_holding(backend, session.id, secret):
+                kept.append(iteration)
+        assert kept == [], f"{len(kept)} of {iterations} purges left a snapshot holding it"

@@ -61,8 +61,10 @@ def lines(turns: int, *, output: int = 40, large: tuple[int, ...] = ()) -> Itera
 KILLED_AFTER_TWO_BATCHES = """
 import os, signal, sys
 from pathlib import Path
+import sessionstore.importers._import as batches
 from sessionstore import SessionStore
 
+batches._BATCH_EVENTS = int(sys.argv[3])
 with SessionStore(sys.argv[2]) as store:
     recorder = store._log.recorder
     real_write = recorder.write
@@ -88,11 +90,11 @@ def test_an_import_killed_between_batches_is_completed_by_importing_again(
     tmp_path: Path,
 ) -> None:
     transcript = tmp_path / f"{SESSION}.jsonl"
-    transcript.write_text("".join(lines(650)))  # 2 + 2,600 events: batches of 1,000
+    transcript.write_text("".join(lines(65)))  # 2 + 260 events: batches of 100 (of 1,000 in use)
     url = f"sqlite:///{tmp_path / 'killed.db'}"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AFTER_TWO_BATCHES, str(transcript), url],
+        [sys.executable, "-c", KILLED_AFTER_TWO_BATCHES, str(transcript), url, "100"],
         capture_output=True,
         text=True,
         env=env,
@@ -101,12 +103,12 @@ def test_an_import_killed_between_batches_is_completed_by_importing_again(
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
 
     with SessionStore(url) as store, SessionStore(f"sqlite:///{tmp_path / 'clean.db'}") as clean:
-        assert store.version(SESSION_ID) == 2 + 2 * 1000  # two whole batches, nothing more
+        assert store.version(SESSION_ID) == 2 + 2 * 100  # two whole batches, nothing more
         resumed = store.import_session(transcript)
         whole = clean.import_session(transcript)
 
-        assert (resumed.created, resumed.events_written) == ([], 600)
-        assert whole.events_written == 2 + 2600
+        assert (resumed.created, resumed.events_written) == ([], 60)
+        assert whole.events_written == 2 + 260
         assert held(store) == held(clean)
         assert (
             store.session_info(SESSION_ID).live_tokens

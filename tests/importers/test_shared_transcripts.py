@@ -27,6 +27,7 @@ def store() -> Iterator[SessionStore]:
         yield opened
 
 
+@pytest.mark.slow  # every real transcript of ../shared, some 25 s
 def test_every_transcript_imports_with_only_the_malformed_lines_skipped(
     store: SessionStore,
 ) -> None:

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 import pytest
 
+import sessionstore.importers._import as batches
 from sessionstore import ImportRefused, SessionStore
 from sessionstore.context._tokens import count
 from sessionstore.events import DEFAULT_ENCODING
@@ -271,8 +272,9 @@ def conversation(turns: int) -> Iterator[str]:
 def test_an_import_cut_short_resumes_where_it_stopped(
     store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(batches, "_BATCH_EVENTS", 100)  # a batch of a thousand, a tenth as long
     transcript = tmp_path / "long.jsonl"
-    transcript.write_text("".join(conversation(1250)))
+    transcript.write_text("".join(conversation(125)))
     recorder = store._log.recorder
     writes: list[int] = []
     real_write = recorder.write
@@ -286,13 +288,13 @@ def test_an_import_cut_short_resumes_where_it_stopped(
     monkeypatch.setattr(recorder, "write", crash_at_the_second_batch)
     with pytest.raises(RuntimeError):
         store.import_session(transcript)
-    assert writes == [2 + 1000, 1000]  # the opening events and the first thousand, then crash
-    assert store.session("claude-code-s-1").version == 1002
+    assert writes == [2 + 100, 100]  # the opening events and the first hundred, then crash
+    assert store.session("claude-code-s-1").version == 102
     monkeypatch.undo()
 
     resumed = store.import_session(transcript)
 
-    assert (resumed.created, resumed.events_written) == ([], 1500)
+    assert (resumed.created, resumed.events_written) == ([], 150)
     with SessionStore("sqlite://") as elsewhere:
         elsewhere.import_session(transcript)
         assert [(e.event_id, e.payload) for e in store.read("claude-code-s-1")] == [

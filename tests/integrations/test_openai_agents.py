@@ -22,6 +22,7 @@ from openai.types.responses import (
 
 from sessionstore import InvalidArgument, SessionStore
 from sessionstore.integrations.openai_agents import AgentsSession, context_filter
+from tests.conftest import full_in_slow
 
 set_tracing_disabled(True)  # no network: the SDK would send its traces to OpenAI
 
@@ -430,11 +431,9 @@ def test_two_session_objects_for_one_id_write_in_turn(store: SessionStore) -> No
     assert popped == [said("3"), said("2")] and items == [said("5")]
 
 
-RACES = 200
-
-
-def test_two_objects_popping_at_once_each_take_another_row(store: SessionStore) -> None:
-    """The SDK's own `test_concurrent_pop_item_returns_each_row_once`, raced `RACES` times: a
+@full_in_slow("races", default=50, full=300)
+def test_two_objects_popping_at_once_each_take_another_row(store: SessionStore, races: int) -> None:
+    """The SDK's own `test_concurrent_pop_item_returns_each_row_once`, raced many times: a
     pop that loses the race to the other object's pop takes the next row, never the same."""
 
     async def race(number: int) -> list[Any]:
@@ -444,7 +443,7 @@ def test_two_objects_popping_at_once_each_take_another_row(store: SessionStore) 
         )
         return list(await asyncio.gather(writer.pop_item(), other.pop_item()))
 
-    async def races() -> list[set[str]]:
-        return [{item["content"] for item in await race(number)} for number in range(RACES)]
+    async def all_races() -> list[set[str]]:
+        return [{item["content"] for item in await race(number)} for number in range(races)]
 
-    assert asyncio.run(races()) == [{"first", "second"}] * RACES
+    assert asyncio.run(all_races()) == [{"first", "second"}] * races

@@ -420,7 +420,7 @@ ITEM = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(items=st.lists(ITEM | JSON, max_size=4), usage=JSON)
 def test_any_output_is_kept_or_refused_with_a_typed_error_and_nothing_written(
     items: list[Any], usage: Any
