@@ -115,3 +115,16 @@ def test_ls_loads_the_storage_and_the_listing_and_nothing_it_does_not_show(
         "sessionstore.log._session_id",
         "sessionstore.log._stats",
     }
+
+
+def test_search_loads_neither_the_folds_nor_the_tokenizer(tmp_path: Path) -> None:
+    """A search reads the index and the stored bodies: the models decode what it shows, but no
+    context is folded and nothing is counted."""
+    url = f"sqlite:///{tmp_path / 'start.db'}"
+    with SessionStore(url) as store:
+        store.append("s1", conversation(turns=2), expected_version=0)
+    loaded = loaded_by("--db", url, "search", "read", cwd=tmp_path)
+    assert roots(loaded) & {"alembic", "tiktoken"} == set()
+    ours = {name.split(".")[1] for name in loaded if name.startswith("sessionstore.")}
+    assert ours & set(NOT_LISTING_OF_OURS) == set()
+    assert "sqlalchemy.dialects.postgresql" not in loaded
