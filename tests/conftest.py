@@ -228,7 +228,8 @@ def on_postgresql(item: pytest.Item) -> bool:
     """A test parametrized with a PostgreSQL backend, of either layout."""
     callspec = getattr(item, "callspec", None)
     return callspec is not None and any(
-        str(value).startswith("postgresql") for value in callspec.params.values()
+        isinstance(value, str) and value.startswith("postgresql")
+        for value in callspec.params.values()
     )
 
 
