@@ -45,6 +45,8 @@ from sessionstore.storage._recorder import (
     Head,
     LostRace,
     NewSession,
+    SearchFilter,
+    SearchRow,
     SessionFilter,
     SessionMetadata,
     StoredEvent,
@@ -146,6 +148,15 @@ _DROP_TAGS = driver_sql(DROP_TAGS, ("session_id",))
 _INSERT_TAG = driver_sql(INSERT_TAG, ("session_id", "tag"), columns=True)
 _INSERT_INDEX = driver_sql(search_index.insert(), INDEX_COLUMNS, columns=True)
 _UNINDEX = driver_sql(UNINDEX, ("session_id", "digest"))
+_ANY_PENDING = "SELECT 1 FROM search_pending LIMIT 1"
+_INDEX_PENDING = (
+    "INSERT INTO search_fts(rowid, terms) SELECT search_index.id, search_index.terms "
+    "FROM search_pending JOIN search_index ON search_index.id = search_pending.id"
+)
+_FORGET_PENDING = "DELETE FROM search_pending"
+"""Index rows wait in `search_pending` until a write brings them to 64 (a trigger of revision
+0006 indexes them then) or a search takes them: FTS5 writes a segment per commit, which was
+about a third of a short append when every append wrote one."""
 OPTIMIZE_INDEX = "INSERT INTO search_fts(search_fts) VALUES ('optimize')"
 """FTS5 keeps a deleted row's words in its index segments, under a delete marker, until the
 segments are merged: a redaction that deleted index rows merges them all at once, in its own
@@ -210,13 +221,14 @@ def read_time(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-def _event_values(row: EventRow) -> tuple[Any, ...]:
-    """An event's values in `_EVENT_COLUMNS`' order, its time as SQLite's `DATETIME` text."""
+def _event_values(row: EventRow, times: dict[datetime, str]) -> tuple[Any, ...]:
+    """An event's values in `_EVENT_COLUMNS`' order, its time as SQLite's `DATETIME` text
+    (from `times`, which a write fills once per time: its events share one)."""
     session_id, seq, event_id, type_, version, recorded_at, prev_hash, hash_, payload = row
-    return (
-        session_id, seq, event_id, type_, version, payload, stored_time(recorded_at), prev_hash,
-        hash_,
-    )  # fmt: skip
+    shown = times.get(recorded_at)
+    if shown is None:
+        shown = times[recorded_at] = stored_time(recorded_at)
+    return (session_id, seq, event_id, type_, version, payload, shown, prev_hash, hash_)
 
 
 def _stored(row: tuple[Any, ...]) -> StoredEvent:
@@ -323,6 +335,7 @@ class SqliteRecorder(SqlRecorder):
             try:
                 cursor = driver.cursor()
                 last = rows[-1]
+                times = {last.recorded_at: stored_time(last.recorded_at)}
                 if after is None:
                     assert new is not None, "a new session's first write names its sessions row"
                     cursor.execute(
@@ -335,21 +348,21 @@ class SqliteRecorder(SqlRecorder):
                             new.parent_id,
                             new.parent_seq,
                             stored_time(rows[0].recorded_at),
-                            stored_time(last.recorded_at),
+                            times[last.recorded_at],
                             new.context_window,
                             live_tokens,
                             compactions_in(rows),
                         ),
                     )
                 else:
-                    moved_to = (last.seq, last.hash, stored_time(last.recorded_at), live_tokens)
+                    moved_to = (last.seq, last.hash, times[last.recorded_at], live_tokens)
                     counted = (*moved_to, compactions_in(rows), session_id, after.seq)
                     cursor.execute(_MOVE_HEAD.text, counted)
                     if cursor.rowcount != 1:
                         raise LostRace
                 positions = []
                 for row in rows:
-                    cursor.execute(_INSERT_EVENT.text, _event_values(row))
+                    cursor.execute(_INSERT_EVENT.text, _event_values(row, times))
                     assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
                     positions.append(cursor.lastrowid)
                 if bodies:
@@ -387,6 +400,22 @@ class SqliteRecorder(SqlRecorder):
 
     def _insert_index(self) -> sa.Insert:
         return search_index.insert()  # the FTS5 table is filled by the triggers of 0005
+
+    def search(self, where: SearchFilter) -> list[SearchRow]:
+        """The index rows appends left pending (revision 0006) go into the FTS5 table first, in
+        a write transaction of their own, so a search finds every row written before it."""
+        with self._driver("index pending rows") as driver:
+            if driver.execute(_ANY_PENDING).fetchone() is not None:
+                driver.execute("BEGIN IMMEDIATE")
+                try:
+                    driver.execute(_INDEX_PENDING)
+                    driver.execute(_FORGET_PENDING)
+                    driver.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):
+                        driver.execute("ROLLBACK")
+                    raise
+        return super().search(where)
 
     def _matching(self, phrases: Phrases) -> Matching:
         return sa.text(
