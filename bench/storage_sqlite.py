@@ -125,12 +125,12 @@ def append_rows(
         assert files.peer is not None
         peer.open(files.peer)
         stores.append((PEER, peer, peer.new_session(SESSION)))
-    for name, store, path in (
+    for name, store, file in (
         (RAW, raw_full, folder / f"raw-full-{count}.db"),
         (OURS_NORMAL, ours_normal, folder / f"ours-normal-{count}.db"),
         (RAW_NORMAL, raw_normal, folder / f"raw-normal-{count}.db"),
     ):
-        store.open(path)
+        store.open(file)
         stores.append((name, store, store.new_session(SESSION)))
     latencies: dict[str, list[float]] = {name: [] for name, _, _ in stores}
     mix = list(messages(count))
