@@ -11,8 +11,8 @@ here with plain sqlite3 (a one-row insert and commit took 35 us without the FTS5
 with it). So from this revision an index row written by an append goes into `search_index`
 and its id into `search_pending`, in the append's transaction as before; the FTS5 table takes
 the pending rows `FLUSH_AT` at a time, in the transaction of the write that brings the count
-there, and a search first takes whatever is pending (`SqliteRecorder.search`). A search
-therefore finds exactly what it found before; the appends share the segment writes.
+there; a search reads the rows still pending beside it (`SqliteRecorder._matching`), so it
+finds exactly what it found before, and writes nothing. The appends share the segment writes.
 
 A row deleted while pending (a redaction, a purge) leaves `search_pending` with it and never
 reaches the FTS5 table; a row deleted after is taken out of it by the `delete` command, as

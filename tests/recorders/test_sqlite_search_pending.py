@@ -1,6 +1,7 @@
 """SQLite's full-text index takes the rows of appends in batches (revision 0006): each append
 writes its index rows and their ids in `search_pending`; the FTS5 table takes them at the 64th,
-or when a search comes first. What a search finds does not change (tests/contract/test_search)."""
+and a search reads the rows still waiting beside it. What a search finds does not change
+(tests/contract/test_search)."""
 
 from __future__ import annotations
 
@@ -29,17 +30,31 @@ def fts_matches(path: Path, word: str) -> int:
     return count
 
 
-def test_rows_wait_for_a_search_which_indexes_them_first(tmp_path: Path) -> None:
+def test_a_search_finds_the_rows_still_waiting_and_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "pending.db"
     with SessionStore(f"sqlite:///{path}") as store:
         s = store.create_session(title="t")
         for n in range(5):
             s.append_user(f"tangerine number {n}")
-        assert pending(path) == 5
+        s.append_user("a blood orange")
+        assert pending(path) == 6
         assert fts_matches(path, "tangerine") == 0
         assert [h.seq for h in store.search("tangerine")] == [6, 5, 4, 3, 2]
-        assert pending(path) == 0
-        assert fts_matches(path, "tangerine") == 5
+        assert [h.seq for h in store.search('"number 3" tangerine')] == [5]
+        assert [h.seq for h in store.search("tangerine number")] == [6, 5, 4, 3, 2]
+        assert store.search('"number tangerine"') == []  # a phrase keeps its order
+        assert store.search("tangerin") == []  # words, not prefixes
+        assert [h.seq for h in store.search("blood")] == [7]
+        assert pending(path) == 6
+
+
+def test_a_read_only_store_finds_the_rows_still_waiting(tmp_path: Path) -> None:
+    path = tmp_path / "pending.db"
+    with SessionStore(f"sqlite:///{path}") as store:
+        store.create_session(title="t").append_user("persimmon pie")
+    with SessionStore(f"sqlite:///file:{path}?mode=ro&uri=true") as read_only:
+        assert [h.excerpt for h in read_only.search("persimmon")] == ["persimmon pie"]
+    assert pending(path) == 1
 
 
 def test_the_write_that_brings_the_rows_to_64_indexes_them_all(tmp_path: Path) -> None:
