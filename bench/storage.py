@@ -1,6 +1,7 @@
 """The storage rows, interleaved: `python -m bench.storage [--quick] [--out PATH]
-[--dir DIR] [--pg-url URL | --no-pg] [--repeats N] [--profile]`. `python -m bench` runs the same
-rows after its own table (unless `--only` names stores without `storage`).
+[--dir DIR] [--pg-url URL | --no-pg] [--repeats N] [--profile] [--append-only]
+[--messages N]`. `python -m bench` runs the same rows after its own table (unless `--only`
+names stores without `storage`).
 
 Why a second table: the main comparison runs one store after another, so on this shared
 2-core machine drift of 30-50% lands between its columns. These rows put sessionstore beside
@@ -67,6 +68,8 @@ class Config:
     pg_seconds: float = 10.0
     pg_rounds: int = 2
     profile: bool = False
+    append_only: bool = False
+    """Only the append rows (and the size row their files give): `--append-only`."""
 
 
 QUICK = Config(
@@ -107,6 +110,9 @@ def run(cfg: Config, folder: Path, log: Log) -> Report:
     log(f"storage: append, {cfg.append:,} messages to each store, batches of {cfg.batch}")
     rows, appended = append_rows(folder, cfg.append, cfg.batch, extra, log)
     report.rows += rows
+    if cfg.append_only:
+        extra["load_average_at_end"] = os.getloadavg()
+        return report
     sessions: list[Files] = []
     for size in cfg.resume_sizes:
         if size == appended.messages:
@@ -153,10 +159,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-pg", action="store_true", help="skip the PostgreSQL row")
     parser.add_argument("--repeats", type=int, help="timed rounds of each read")
     parser.add_argument("--profile", action="store_true", help="cProfile one resume")
+    parser.add_argument("--append-only", action="store_true", help="only the append rows")
+    parser.add_argument("--messages", type=int, help="messages each store appends")
     args = parser.parse_args(argv)
     cfg = config(args.quick)
     cfg.pg_url = None if args.no_pg else args.pg_url
     cfg.profile = args.profile
+    cfg.append_only = args.append_only
+    if args.messages:
+        cfg.append = args.messages
     if args.repeats:
         cfg.repeats = args.repeats
     started = time.perf_counter()

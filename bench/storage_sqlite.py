@@ -10,7 +10,10 @@ one after the other are compared across different weather; alternating puts the 
   `sqlite_synchronous="FULL"`; the peer through `add_items` in an event loop, as
   `bench.peers.openai_sqlite` does. Both files are WAL with `synchronous=FULL`: the peer sets
   only `journal_mode=WAL`, so it runs at SQLite's compiled default, read back here from its
-  own connection (`PRAGMA synchronous` = 2) and stored in the JSON beside ours.
+  own connection (`PRAGMA synchronous` = 2) and stored in the JSON beside ours. Beside
+  them, taking turns too: the raw floor (`RawInsert`: plain `sqlite3`, one INSERT of the
+  message's JSON and a COMMIT) at FULL, and ours and raw again at `synchronous=NORMAL`, our
+  default, on the rows "at synchronous=NORMAL" (the peer's cell there is its FULL default).
 - Size: the files the append left (one session of `count` messages each), after a TRUNCATE
   WAL checkpoint, per 10k messages.
 - Resume of an unmanaged session (nothing pruned or compacted, so everything is live), as a
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import sqlite3
 import statistics
 import time
@@ -42,15 +46,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.mix import messages
+from bench.mix import Msg, messages, openai_items
 from bench.peers.openai_sqlite import AgentsSQLiteSession
-from bench.peers.ours import SessionStoreFull
+from bench.peers.ours import SessionStoreFull, SessionStoreNormal
 from bench.storage_table import OURS, PEER, RAW, Row
 from sessionstore import SessionStore
 from sessionstore.storage._sqlite import SqliteRecorder
 
 SESSION = "storage"
 RAW_BODIES = "raw+bodies"
+OURS_NORMAL = "sessionstore NORMAL"
+RAW_NORMAL = "raw NORMAL"
 Log = Callable[[str], None]
 Timed = Callable[[], tuple[float, int]]
 """A read that times itself: (milliseconds, items it returned); cleanup after the clock."""
@@ -70,11 +76,47 @@ def peer_missing() -> str | None:
     return AgentsSQLiteSession().available
 
 
+class RawInsert:
+    """The floor of an append: plain `sqlite3`, one `INSERT` of the message's JSON (the items
+    the peer stores) and a `COMMIT` per call, on a WAL file at `synchronous`."""
+
+    def __init__(self, synchronous: str) -> None:
+        self.synchronous = synchronous
+        self._conn: sqlite3.Connection | None = None
+
+    def open(self, path: Path) -> None:
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={self.synchronous}")
+        conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, data TEXT)")
+        self._conn = conn
+
+    def new_session(self, session_id: str) -> str:
+        return session_id
+
+    def append(self, handle: str, msg: Msg) -> None:
+        assert self._conn is not None
+        self._conn.execute("BEGIN")
+        self._conn.execute(
+            "INSERT INTO messages (session_id, data) VALUES (?, ?)",
+            (handle, json.dumps(openai_items(msg))),
+        )
+        self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
 def append_rows(
     folder: Path, count: int, batch: int, extra: dict[str, Any], log: Log
 ) -> tuple[list[Row], Files]:
-    """The append median and p95 rows and the size row; the files are kept for the reads."""
-    ours, peer = SessionStoreFull(), AgentsSQLiteSession()
+    """The append median and p95 rows, at `synchronous=FULL` (ours, the peer at its default,
+    raw) and at `NORMAL` (ours at its default, raw; the peer's FULL is its default), and the
+    size row; the files are kept for the reads. All five take turns in one process."""
+    ours, peer, ours_normal = SessionStoreFull(), AgentsSQLiteSession(), SessionStoreNormal()
+    raw_full, raw_normal = RawInsert("FULL"), RawInsert("NORMAL")
     files = Files(count, folder / f"ours-{count}.db", folder / f"peer-{count}.db")
     stores: list[tuple[str, Any, Any]] = []
     ours.open(files.ours)
@@ -83,12 +125,19 @@ def append_rows(
         assert files.peer is not None
         peer.open(files.peer)
         stores.append((PEER, peer, peer.new_session(SESSION)))
+    for name, store, file in (
+        (RAW, raw_full, folder / f"raw-full-{count}.db"),
+        (OURS_NORMAL, ours_normal, folder / f"ours-normal-{count}.db"),
+        (RAW_NORMAL, raw_normal, folder / f"raw-normal-{count}.db"),
+    ):
+        store.open(file)
+        stores.append((name, store, store.new_session(SESSION)))
     latencies: dict[str, list[float]] = {name: [] for name, _, _ in stores}
     mix = list(messages(count))
     try:
         for number, start in enumerate(range(0, count, batch)):
-            order = stores if number % 2 == 0 else stores[::-1]
-            for name, store, handle in order:
+            shift = number % len(stores)
+            for name, store, handle in stores[shift:] + stores[:shift]:
                 for msg in mix[start : start + batch]:
                     began = time.perf_counter()
                     store.append(handle, msg)
@@ -97,16 +146,32 @@ def append_rows(
                 log(f"storage: appended {start + batch:,} of {count:,} to each store")
         extra["durability"] = _durability(ours, stores)
     finally:
-        ours.close()
+        for _, store, _ in stores:
+            store.close()
         peer.close()
     median = Row("append_median", "Append via Session API, median per call", "ms")
     median.target = "<= 0.5x peer (synchronous=FULL both)"
     p95 = Row("append_p95", "Append via Session API, p95 per call", "ms")
     p95.target = "<= 1x peer"
+    normal = Row(
+        "append_median_normal", "… at synchronous=NORMAL (ours, raw), median per call", "ms"
+    )
+    normal.target = "<= 10x raw (WAL, NORMAL)"
+    normal_p95 = Row("append_p95_normal", "… at synchronous=NORMAL (ours, raw), p95", "ms")
     size = Row("size_per_10k", "Size on disk per 10k msgs (after WAL checkpoint)", "MB")
     for name, samples in latencies.items():
+        if name in (OURS_NORMAL, RAW_NORMAL):
+            column = OURS if name == OURS_NORMAL else RAW
+            normal.values[column] = statistics.median(samples)
+            normal_p95.values[column] = p95_of(samples)
+            continue
         median.values[name] = statistics.median(samples)
         p95.values[name] = p95_of(samples)
+        if name == RAW:
+            continue
+        if name == PEER:  # its default durability is FULL: the same cell on both rows
+            normal.values[name] = median.values[name]
+            normal_p95.values[name] = p95.values[name]
         path = files.ours if name == OURS else files.peer
         assert path is not None
         size.values[name] = bytes_on_disk(path) / count * 10_000 / 1e6
@@ -114,7 +179,8 @@ def append_rows(
         name: {"count": len(v), "mean_ms": statistics.fmean(v), "max_ms": max(v)}
         for name, v in latencies.items()
     }
-    rows = [median, p95, size]
+    extra["load_average_after_append"] = os.getloadavg()
+    rows = [median, p95, normal, normal_p95, size]
     if peer.available is not None:
         for row in rows:
             row.na[PEER] = f"not installed: {peer.available}"

@@ -28,7 +28,7 @@ class _SeededIds:
         self.ms = start_ms
         self.counter = -1
 
-    def next(self) -> uuid.UUID:
+    def next(self) -> int:
         self.counter += 1
         if self.counter > 0xFFF:
             self.ms += 1
@@ -47,6 +47,11 @@ def uuid7() -> uuid.UUID:
     timestamp is borrowed forward by one millisecond. Inside a `seeded_ids` block they come
     from its seed instead.
     """
+    return uuid.UUID(int=_uuid7_int())
+
+
+def _uuid7_int() -> int:
+    """The 128 bits of the next UUIDv7 (see `uuid7`)."""
     global _last_ms, _last_counter
     seeded = _seeded.get()
     if seeded is not None:
@@ -65,18 +70,21 @@ def uuid7() -> uuid.UUID:
     return _layout(ms, counter, int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1))
 
 
-def _layout(ms: int, counter: int, rand_b: int) -> uuid.UUID:
+def _layout(ms: int, counter: int, rand_b: int) -> int:
     value = (ms & ((1 << 48) - 1)) << 80
     value |= 0x7 << 76
     value |= counter << 64
     value |= 0b10 << 62
     value |= rand_b
-    return uuid.UUID(int=value)
+    return value
 
 
 def new_id() -> str:
-    """A new UUIDv7 as its canonical 36-character string."""
-    return str(uuid7())
+    """A new UUIDv7 as its canonical 36-character string, written from its bits: an append
+    makes three (event, message, part), and a `uuid.UUID` made only to be printed cost two
+    thirds of each."""
+    digits = "%032x" % _uuid7_int()  # noqa: UP031 - the fastest spelling, on every id
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
 @contextmanager

@@ -229,7 +229,7 @@ def on_postgresql(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
     return callspec is not None and any(
         isinstance(value, str) and value.startswith("postgresql")
-        for value in callspec.params.values()  # others may be anything (an int 5,000 digits long)
+        for value in callspec.params.values()
     )
 
 

@@ -212,7 +212,14 @@ def traced(name: str, attributes: Attributes) -> Iterator[Callable[[Attributes],
         return
     from opentelemetry import trace
 
-    tracer = trace.get_tracer("sessionstore")
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider):
+        # No SDK is set up (yet): every span would be a no-op that still costs an append
+        # about 20 us to start, enter and end. Once an application sets a provider, this is
+        # no longer the proxy, and spans start.
+        yield _ignored
+        return
+    tracer = provider.get_tracer("sessionstore")
     with tracer.start_as_current_span(name, attributes=attributes) as span:
         # a tracer no SDK backs records nothing: build nothing more for it
         yield span.set_attributes if span.is_recording() else _ignored

@@ -344,11 +344,14 @@ def chain(
     return links
 
 
+_SETS_METADATA = (SessionStarted, MetadataChanged)
+
+
 def metadata_set(payloads: Sequence[Payload]) -> SessionMetadata | None:
     """The listing metadata the newest `SessionStarted` or `MetadataChanged` among `payloads`
     sets; `None` when none sets any (a session that starts without any has none to write)."""
     for payload in reversed(payloads):
-        if isinstance(payload, SessionStarted | MetadataChanged):
+        if isinstance(payload, _SETS_METADATA):
             metadata = SessionMetadata(payload.app, payload.user, payload.tags)
             started_bare = isinstance(payload, SessionStarted) and metadata == SessionMetadata()
             return None if started_bare else metadata

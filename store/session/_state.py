@@ -60,7 +60,10 @@ def state_changes(
     current: Mapping[str, JsonValue], values: Mapping[str, Any] | None, remove: Iterable[str] = ()
 ) -> list[StateChanged]:
     """The `StateChanged` that sets `values` and removes `remove`, or none when that changes
-    nothing in the `current` state (checked: `InvalidArgument`)."""
+    nothing in the `current` state (checked: `InvalidArgument`). A message appended without
+    state (nearly every one) has no delta to check or copy."""
+    if values is None and isinstance(remove, tuple) and not remove:
+        return []
     delta = state_delta(values, remove)
     changed = {k: v for k, v in delta.values.items() if k not in current or current[k] != v}
     gone = tuple(key for key in delta.removed if key in current)

@@ -173,13 +173,15 @@ search_index = sa.Table(
 """The full-text index: a row per chunk of each searchable text (`sessionstore.events._search`),
 written in the transaction of the events it indexes, its words in `terms` (PostgreSQL: a
 `tsvector`, under a GIN index; SQLite: the words as text, which the FTS5 table `search_fts`
-indexes as its external content, kept in step by triggers). `digest` names the body the text
-was read from: a redaction deletes the session's rows of the bodies it deletes, in its own
-transaction. A projection like the others: rebuilt from the events by revision 0005."""
+indexes as its external content, kept in step by triggers, new rows in batches of revision
+0006). `digest` names the body the text was read from: a redaction deletes the session's rows
+of the bodies it deletes, in its own transaction. A projection like the others: rebuilt from
+the events by revision 0005."""
 
-DIALECT_PARTS = ("search_fts", "ix_search_index_terms")
+DIALECT_PARTS = ("search_fts", "search_pending", "ix_search_index_terms")
 """Names the revisions create per dialect and no declared table has: SQLite's FTS5 table (and
-its shadow tables `search_fts_*`), PostgreSQL's GIN index of `search_index.terms`."""
+its shadow tables `search_fts_*`) and the rows waiting for it (`search_pending`, revision
+0006), PostgreSQL's GIN index of `search_index.terms`."""
 
 
 def compared(name: str | None) -> bool:

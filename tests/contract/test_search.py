@@ -211,6 +211,21 @@ def test_a_redaction_takes_the_text_out_of_the_index(backend: Backend) -> None:
         assert [h.seq for h in store.search("deploy")] == [4]
 
 
+def test_a_redaction_before_any_search_takes_the_text_out_of_the_index(backend: Backend) -> None:
+    """On SQLite the rows of recent appends wait to be indexed (revision 0006) until a search
+    or the 64th row: a redaction of one still waiting must leave nothing of it either."""
+    with SessionStore(backend.url) as store:
+        s = store.create_session(title="keys")
+        leaked = s.append_user(f"my key is {SECRET}, use it for the deploy")
+        s.append_user("the deploy waits")
+        s.redact([leaked.parts[0].id], reason="leaked key")
+        held = index_holdings(backend)
+        assert SECRET_WORD not in held.lower()
+        assert "Zq7LEAK9x" not in held
+        assert [h.seq for h in store.search("deploy")] == [3]
+        assert store.search(SECRET_WORD) == []
+
+
 def test_a_purge_removes_the_sessions_index_rows(backend: Backend) -> None:
     with SessionStore(backend.url) as store:
         gone = store.create_session(title="gone")

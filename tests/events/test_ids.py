@@ -31,6 +31,14 @@ def test_new_id_is_the_canonical_string_form() -> None:
     assert len(text) == 36
 
 
+def test_new_ids_are_uuid7s_written_as_uuid_writes_them_and_increase() -> None:
+    texts = [new_id() for _ in range(5_000)]  # written from the bits, not by `uuid.UUID`
+    values = [uuid.UUID(text) for text in texts]
+    assert [str(value) for value in values] == texts
+    assert {v.version for v in values} == {7} and {v.variant for v in values} == {uuid.RFC_4122}
+    assert all(a.int < b.int for a, b in itertools.pairwise(values))
+
+
 def test_seeded_ids_repeat_run_after_run_and_still_increase_from_the_start() -> None:
     start = datetime(2025, 1, 1, tzinfo=UTC)
     with seeded_ids(7, start):

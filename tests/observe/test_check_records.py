@@ -105,12 +105,13 @@ def test_the_strategy_is_read_from_the_config_when_it_has_one() -> None:
 @pytest.fixture
 def exporter(monkeypatch: pytest.MonkeyPatch) -> InMemorySpanExporter:
     """The spans the test's calls make, finished, in memory: the SDK's own exporter behind a
-    tracer provider handed to this test alone (the global one can be set once per process)."""
+    tracer provider handed to this test alone, as `get_tracer_provider` hands out the one an
+    application set (the global one can be set once per process)."""
     monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)  # other tests' (ADK) setting
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setattr(trace, "get_tracer", provider.get_tracer)
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
     return exporter
 
 
@@ -199,6 +200,26 @@ def test_an_append_that_fails_ends_its_span_with_the_error_and_no_figures(
         "gen_ai.conversation.id": s.id,
         "gen_ai.operation.name": "sessionstore.append",
     }
+
+
+def test_without_a_tracer_provider_an_append_starts_no_span(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Until an application sets a provider, OpenTelemetry's proxy would hand out spans that
+    record nothing: an append does not ask it for a tracer at all."""
+    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    asked: list[str] = []
+
+    def get_tracer(self: object, name: str, *args: object, **kwargs: object) -> trace.Tracer:
+        asked.append(name)
+        return trace.NoOpTracer()
+
+    monkeypatch.setattr(trace.ProxyTracerProvider, "get_tracer", get_tracer)
+    s = store.create_session(model="gpt-4o", context_window=128_000)
+    s.append_user("hello")
+    s.append_assistant("Hi.", usage=Usage(input=12, output=30))
+    assert asked == []
+    assert [m.role for m in s.context().messages] == ["user", "assistant"]
 
 
 def test_the_gen_ai_names_are_opentelemetrys_own() -> None:

@@ -54,3 +54,16 @@ def test_a_file_in_no_folder_is_unavailable(tmp_path: Path) -> None:
         busy_timeout_ms=10,
         synchronous="NORMAL",
     )
+
+
+def test_a_file_checkpoints_its_wal_at_4000_pages(tmp_path: Path) -> None:
+    """Appends write bodies and index rows: at SQLite's default of 1,000 pages a checkpoint
+    came every few dozen appends (see `WAL_AUTOCHECKPOINT_PAGES`)."""
+    recorder = sqlite_recorder(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        assert isinstance(recorder, SqliteRecorder)
+        with recorder.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 4000
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    finally:
+        recorder.close()
