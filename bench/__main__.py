@@ -13,9 +13,10 @@ without `storage` skips them): their table is printed under the first and writte
 JSON file under `"storage"`.
 
 Then the command line's start (`bench.cli_start`: `--version` and `ls` in fresh processes), and,
-only when `--only` names it, the session of a million events (`bench.million`, run in a process
-of its own so its peak memory is its own; building that session takes minutes the first time).
-`--only cli_start`, `--only million` or `--only storage` runs just those rows.
+only when `--only` names them, the session of a million events (`bench.million`, run in a process
+of its own so its peak memory is its own; building that session takes minutes the first time)
+and the listing of 100,000 sessions (`bench.listing`, likewise). `--only cli_start`, `--only
+million`, `--only listing` or `--only storage` runs just those rows.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 
 from bench import cli_start, million, mix, storage
+from bench import listing as listing_bench
 from bench.peers import load_stores
 from bench.report import machine, markdown, summarize, write_json
 from bench.storage_table import markdown as storage_markdown
@@ -54,8 +56,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         nargs="+",
-        help="store names to run, and/or `storage`, `cli_start`, `million` "
-        "(default: all but `million`)",
+        help="store names to run, and/or `storage`, `cli_start`, `million`, `listing` "
+        "(default: all but `million` and `listing`)",
     )
     parser.add_argument("--max-events", type=int, help="grow sessions up to this size only")
     parser.add_argument(
@@ -119,6 +121,13 @@ def main(argv: list[str] | None = None) -> None:
                 stdout=subprocess.DEVNULL,
             )
             millions = json.loads(out.read_text())
+        listing = None
+        if args.only is not None and "listing" in args.only:
+            log("listing: python -m bench.listing (builds 100,000 sessions)")
+            out = folder / "listing.json"
+            command = ["-m", "bench.listing", "--runs", str(cfg.runs), "--json", str(out)]
+            subprocess.run([sys.executable, *command], check=True, stdout=subprocess.DEVNULL)
+            listing = json.loads(out.read_text())
     table = summarize(results, stores, cfg)
     text = markdown(table, stores) if stores else ""
     if report is not None:
@@ -127,6 +136,8 @@ def main(argv: list[str] | None = None) -> None:
         text = (text + "\n\n" if text else "") + cli_start.markdown(starts)
     if millions is not None:
         text = (text + "\n\n" if text else "") + million.markdown(**millions)
+    if listing is not None:
+        text = (text + "\n\n" if text else "") + listing_bench.markdown(**listing)
     print(text)
     write_json(
         args.out,
@@ -143,6 +154,7 @@ def main(argv: list[str] | None = None) -> None:
             "storage": report.as_json(storage_cfg) if report else None,
             "cli_start": starts,
             "million": millions,
+            "listing": listing,
             "total_seconds": time.perf_counter() - started,
             "markdown": text,
         },
