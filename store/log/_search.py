@@ -80,15 +80,19 @@ def index_problems(
     recorder: Recorder,
     session_id: str,
     searched: Sequence[tuple[int, datetime, str, Mapping[str, Any]]],
+    texts: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
     """What is wrong with the session's index rows: they must be exactly those its events
     (`searched`: (seq, recorded_at, type, payload as stored) of its searchable events and
-    redactions, in seq order) give, read from the bodies the session holds now."""
-    wanted = sorted({d for _, _, kind, data in searched for d in body_digests(kind, data)})
-    try:
-        texts = {row.digest: unpack(row) for row in recorder.bodies(session_id, wanted)}
-    except (ValueError, zlib.error):  # a damaged body: `body_problems` names it
-        return
+    redactions, in seq order) give, read from the bodies the session holds now: `texts`,
+    those bodies already read by the caller (every one `searched` references that is stored,
+    unpacked), or read here when it is `None`."""
+    if texts is None:
+        wanted = sorted({d for _, _, kind, data in searched for d in body_digests(kind, data)})
+        try:
+            texts = {row.digest: unpack(row) for row in recorder.bodies(session_id, wanted)}
+        except (ValueError, zlib.error):  # a damaged body: `body_problems` names it
+            return
     entries, _ = search_entries(searched, texts)
     expected = [(e.seq, e.part, e.chunk, e.digest) for e in entries]
     found = recorder.indexed(session_id)

@@ -41,16 +41,24 @@ from sessionstore.events import (
     RecordedEvent,
     SessionStarted,
     body_digests,
+    collection_paused,
     decode_payload,
     digest_of,
     join_bodies,
     verify_chain,
 )
-from sessionstore.log._bodies import bodies_of, decode_stored, redactions, unpack_exact
+from sessionstore.log._bodies import bodies_of, decode_stored, redactions, unpack, unpack_exact
 from sessionstore.log._replay import load_fold
 from sessionstore.log._search import index_problems
 from sessionstore.projections import PROJECTION, PROJECTION_VERSION, ContextFold, parse_snapshot
-from sessionstore.storage import COMPACTION, Recorder, SessionInfo, StoredEvent, chain_link
+from sessionstore.storage import (
+    COMPACTION,
+    BodyRow,
+    Recorder,
+    SessionInfo,
+    StoredEvent,
+    chain_link,
+)
 
 CHECKPOINT_FORMAT = "sessionstore-checkpoint"
 _BODIES_PER_READ = 200
@@ -155,12 +163,20 @@ def holds(recorder: Recorder, session_id: str) -> bool:
     return next(recorder.events(session_id, 1, MAX_SEQ), None) is not None
 
 
+@collection_paused()
 def verify_session(
     recorder: Recorder, session_id: str, checkpoint: SessionHead | None = None
 ) -> VerifyReport:
     """Everything `verify` checks of one session (see the module docstring), in one read of
     its events: each page is chained and folded as it comes, so no more than a page of rows
-    is held at a time."""
+    is held at a time.
+
+    The cyclic garbage collector is paused throughout: the walk allocates millions of small
+    acyclic objects (parsed payloads, links, decoded events) that reference counting frees,
+    and the collections their allocation triggers were about a fifth of its CPU while finding
+    nothing to free. Each payload's digests are found once and serve the body check and the
+    index check, and each body is read once: the texts the index check needs are kept by the
+    body check as it reads them."""
     row = recorder.session(session_id)
     first: list[ChainLink] = []
     last: list[ChainLink] = []
@@ -169,6 +185,7 @@ def verify_session(
     counted = row.live_tokens if row is not None else None
     refold = _Refold(recorder, session_id, counted is not None)
     searched: list[tuple[int, datetime, str, Mapping[str, Any]]] = []  # what the index reads
+    indexed_bodies = _IndexBodies()  # the digests the index reads, and their texts
 
     compactions = 0
 
@@ -177,11 +194,15 @@ def verify_session(
         for stored in stored_events:
             link = chain_link(stored)
             compactions += link.type == COMPACTION
-            if link.type in SEARCHED_EVENTS or link.type == "ContentRedacted":
+            is_searched = link.type in SEARCHED_EVENTS or link.type == "ContentRedacted"
+            if is_searched:
                 searched.append((link.seq, link.recorded_at, link.type, link.payload))
-            if REFERENCE_HINT in stored.payload:
-                for digest in body_digests(link.type, link.payload):
+            if REFERENCE_HINT in stored.payload:  # no reference without it: none to look for
+                digests = body_digests(link.type, link.payload)
+                for digest in digests:
                     referenced.setdefault(digest, link.seq)
+                if is_searched:
+                    indexed_bodies.wanted.update(digests)
             if not first:
                 first.append(link)
             if checkpoint is not None and link.seq == checkpoint.seq:
@@ -215,9 +236,11 @@ def verify_session(
         problems.extend(_fork_problems(recorder, started))
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(checkpoint, at_checkpoint, last))
-    problems.extend(body_problems(recorder, session_id, referenced))
-    if chain.ok:  # a broken chain stops the reading: its events after the break are unseen
-        problems.extend(index_problems(recorder, session_id, searched))
+    if not chain.ok:  # a broken chain stops the reading: its events after the break are unseen
+        indexed_bodies.wanted.clear()
+    problems.extend(body_problems(recorder, session_id, referenced, indexed_bodies))
+    if chain.ok and not indexed_bodies.damaged:  # a damaged body: body_problems names it
+        problems.extend(index_problems(recorder, session_id, searched, indexed_bodies.texts))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
     if chain.ok and started is not None:
         refold.finish()
@@ -357,8 +380,22 @@ def _fork_problems(recorder: Recorder, started: SessionStarted) -> Iterator[str]
         )
 
 
+@dataclass(slots=True)
+class _IndexBodies:
+    """The bodies the search index check reads (`wanted`), kept by `body_problems` as it
+    reads every referenced body, so no body is read twice: `texts` as `unpack` gives them (what
+    an append indexed), and `damaged` when one of them cannot be unpacked at all."""
+
+    wanted: set[str] = field(default_factory=set)
+    texts: dict[str, str] = field(default_factory=dict)
+    damaged: bool = False
+
+
 def body_problems(
-    recorder: Recorder, session_id: str, referenced: Mapping[str, int]
+    recorder: Recorder,
+    session_id: str,
+    referenced: Mapping[str, int],
+    indexed: _IndexBodies | None = None,
 ) -> Iterator[str]:
     """Each body the session's events reference is stored with bytes that have its digest,
     or was deleted by a redaction of the session.
@@ -374,10 +411,14 @@ def body_problems(
     for start in range(0, len(digests), _BODIES_PER_READ):
         for row in recorder.bodies(session_id, digests[start : start + _BODIES_PER_READ]):
             found.add(row.digest)
+            text: str | None = None
             try:
-                intact = digest_of(unpack_exact(row)) == row.digest
+                text = unpack_exact(row)
+                intact = digest_of(text) == row.digest
             except ValueError:  # not zlib, trailing bytes, not UTF-8, an unknown compression
                 intact = False
+            if indexed is not None and row.digest in indexed.wanted:
+                _keep_for_index(indexed, row, text)
             if not intact:
                 seq = referenced[row.digest]
                 yield f"the body {row.digest} (event {seq}) does not have its digest"
@@ -388,6 +429,19 @@ def body_problems(
                 f"event {referenced[digest]} references body {digest}, which is not stored "
                 "and no redaction deleted"
             )
+
+
+def _keep_for_index(indexed: _IndexBodies, row: BodyRow, exact: str | None) -> None:
+    """The text the index check reads for `row`: `unpack_exact`'s when it gave one (the same
+    text `unpack` gives, since the row ends where its stream ends), else `unpack`'s, which
+    tolerates bytes after a zlib stream."""
+    if exact is None:
+        try:
+            exact = unpack(row)
+        except (ValueError, zlib.error):
+            indexed.damaged = True
+            return
+    indexed.texts[row.digest] = exact
 
 
 def _checkpoint_problems(
