@@ -10,7 +10,6 @@ never loads it. Their names are imported from their modules on first use (PEP 56
 
 from __future__ import annotations
 
-import importlib
 import typing
 
 from sessionstore.events._bodies import (
@@ -64,6 +63,7 @@ from sessionstore.events._errors import (
 )
 from sessionstore.events._gc import collection_paused
 from sessionstore.events._ids import new_id, seeded_ids, uuid7
+from sessionstore.events._lazy import lazy_exports
 from sessionstore.events._search import (
     SEARCHED_EVENTS,
     Phrases,
@@ -250,6 +250,7 @@ __all__ = [
     "holds_phrases",
     "indexed_terms",
     "join_bodies",
+    "lazy_exports",
     "marked",
     "new_id",
     "one_line",
@@ -337,17 +338,4 @@ _PYDANTIC_HOMES: dict[str, tuple[str, ...]] = {
     "sessionstore.events._redaction": ("redacted",),
 }
 """The modules that need pydantic, and the names of ours each defines."""
-_HOME_OF = {name: module for module, names in _PYDANTIC_HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> typing.Any:
-    """A name of a module that needs pydantic, imported on first use and kept here after."""
-    if name not in _HOME_OF:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME_OF[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _PYDANTIC_HOMES, globals())

@@ -13,9 +13,9 @@ first use (PEP 562), and `SessionStore` imports each where a method first needs 
 
 from __future__ import annotations
 
-import importlib
 import typing
 
+from sessionstore.events import lazy_exports as _lazy_exports
 from sessionstore.session._arguments import LABEL_LENGTH, SQL_INT_MAX
 from sessionstore.session._store import (
     DEFAULT_MAX_PAYLOAD_BYTES,
@@ -64,17 +64,4 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
 }
 """The modules imported on first use, and the names of ours each defines."""
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> typing.Any:
-    """A name of a module imported on first use (PEP 562), kept here after."""
-    if name not in _HOME_OF:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME_OF[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES, globals())
