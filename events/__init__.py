@@ -99,7 +99,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` im
         Strategy,
         ToolLimits,
     )
-    from sessionstore.events._envelope import NewEvent, RecordedEvent
+    from sessionstore.events._envelope import NewEvent, RecordedEvent, StoredAppend
     from sessionstore.events._messages import (
         ANTHROPIC,
         OPENAI_CHAT,
@@ -117,6 +117,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` im
         ToolResultPart,
         Truncation,
         Usage,
+        parsed_arguments,
     )
     from sessionstore.events._payloads import (
         REDACTED_PREFIX,
@@ -215,6 +216,7 @@ __all__ = [
     "SessionStarted",
     "SessionStoreError",
     "StateChanged",
+    "StoredAppend",
     "Strategy",
     "TextPart",
     "ToolCallPart",
@@ -256,6 +258,7 @@ __all__ = [
     "one_line",
     "parse_payload",
     "parse_query",
+    "parsed_arguments",
     "part_digests",
     "redacted",
     "redaction_placeholder",
@@ -291,6 +294,7 @@ _PYDANTIC_HOMES: dict[str, tuple[str, ...]] = {
     "sessionstore.events._envelope": (
         "NewEvent",
         "RecordedEvent",
+        "StoredAppend",
     ),
     "sessionstore.events._messages": (
         "ANTHROPIC",
@@ -309,6 +313,7 @@ _PYDANTIC_HOMES: dict[str, tuple[str, ...]] = {
         "ToolResultPart",
         "Truncation",
         "Usage",
+        "parsed_arguments",
     ),
     "sessionstore.events._payloads": (
         "REDACTED_PREFIX",

@@ -61,3 +61,17 @@ class RecordedEvent:
     prev_hash: str
     hash: str
     payload: Payload
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAppend:
+    """A `MessageAppended` as the read path hands it to a fold: its envelope and its message as
+    stored JSON with its bodies joined (a plain dict, `Message`'s fields), not validated into
+    models. A resume folds thousands of messages; each was validated once, when it was
+    appended, and `verify` checks them all (see `sessionstore.projections._fold`)."""
+
+    session_id: str
+    seq: int
+    hash: str
+    recorded_at: datetime
+    message: dict[str, Any]

@@ -137,11 +137,16 @@ class ToolCallPart(FrozenModel):
     @property
     def input(self) -> JsonValue:
         """The arguments parsed as JSON, or `None` when the model produced invalid JSON."""
-        try:
-            parsed: JsonValue = json.loads(self.arguments)
-        except ValueError:
-            return None
-        return parsed
+        return parsed_arguments(self.arguments)
+
+
+def parsed_arguments(arguments: str) -> JsonValue:
+    """A call's arguments parsed as JSON, or `None` when the model produced invalid JSON."""
+    try:
+        parsed: JsonValue = json.loads(arguments)
+    except ValueError:
+        return None
+    return parsed
 
 
 class ToolResultPart(FrozenModel):

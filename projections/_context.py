@@ -8,10 +8,16 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from sessionstore.events import InvalidArgument, RecordedEvent, brief, collection_paused
+from sessionstore.events import (
+    InvalidArgument,
+    RecordedEvent,
+    StoredAppend,
+    brief,
+    collection_paused,
+)
 from sessionstore.projections._fold import ContextFold
-from sessionstore.projections._live import LiveMessage
-from sessionstore.projections._render import APIS, api_messages, recorded_api, sent_tokens
+from sessionstore.projections._live import LiveMessage, ShownMessage
+from sessionstore.projections._render import APIS, Shown, api_order, recorded_api, sent_tokens
 from sessionstore.projections._render_anthropic import to_anthropic
 from sessionstore.projections._render_openai import to_openai
 from sessionstore.projections._render_responses import to_responses
@@ -41,54 +47,66 @@ class Context:
     context_window: int | None
     output_reserve: int
     encoding: str
-    messages: tuple[LiveMessage, ...]
+    shown: tuple[ShownMessage, ...]
+    """The live messages as the renders read them; `messages` are their models."""
+
+    @cached_property
+    def messages(self) -> tuple[LiveMessage, ...]:
+        """The live messages in order, as models (built when first asked for: a render needs
+        none)."""
+        return tuple(shown.model() for shown in self.shown)
+
+    @cached_property
+    def _plain(self) -> list[Shown]:
+        return [shown.plain for shown in self.shown]
 
     @cached_property
     def api(self) -> str:
         """The API the session talks to: the one the newest assistant message was recorded
         from by `append_anthropic`, `append_openai` or `append_openai_response`; Chat
         Completions (`OPENAI_CHAT`) when none was."""
-        return recorded_api(self.messages)
+        return recorded_api(self._plain)
 
     @cached_property
     def tokens(self) -> int:
         """Tokens of what the render for `api` sends: `tokens_for(api)`."""
-        return sent_tokens(self.messages, self.api)
+        return sent_tokens(self._plain, self.api)
 
     def tokens_for(self, api: str) -> int:
         """Tokens of what the render for `api` (`ANTHROPIC`, `OPENAI_CHAT`, `OPENAI_RESPONSES`)
         sends of this context; the rules are `sessionstore.projections._render.sent_tokens`'s."""
         if api not in APIS:
             raise InvalidArgument(f"no render for the API {brief(api)}; one of {', '.join(APIS)}")
-        return self.tokens if api == self.api else sent_tokens(self.messages, api)
+        return self.tokens if api == self.api else sent_tokens(self._plain, api)
 
     @collection_paused()
     def to_openai(self) -> list[Any]:
         """The `messages` argument of OpenAI Chat Completions: JSON dicts, typed `Any` so a
         type-checked caller can pass them to the SDK's TypedDict parameters as they are."""
-        return to_openai(self.messages)
+        return to_openai(self._plain)
 
     @collection_paused()
     def to_anthropic(self) -> dict[str, Any]:
         """`system` and `messages` for the Anthropic Messages API."""
-        return to_anthropic(self.messages)
+        return to_anthropic(self._plain)
 
     @collection_paused()
     def to_responses(self) -> list[Any]:
         """The `input` item list of the OpenAI Responses API (JSON dicts, typed `Any` as for
         `to_openai`)."""
-        return to_responses(self.messages)
+        return to_responses(self._plain)
 
     @collection_paused()
     def to_dicts(self) -> list[dict[str, Any]]:
         """The API-valid messages in sessionstore's own shape, as JSON-ready dicts."""
-        return [message.model_dump(mode="json") for message in api_messages(self.messages)]
+        ordered = api_order(self._plain)
+        return [LiveMessage.model_validate(m).model_dump(mode="json") for m in ordered]
 
     def message(self, message_id: str) -> LiveMessage:
         """A live message by id (`KeyError` when it is not in this context)."""
-        for message in self.messages:
-            if message.id == message_id:
-                return message
+        for shown in self.shown:
+            if shown.plain["id"] == message_id:
+                return shown.model()
         raise KeyError(message_id)
 
 
@@ -97,7 +115,6 @@ def context_of(fold: ContextFold, *, restore_pruned: bool = False) -> Context:
     """The `Context` a fold stands at."""
     if fold.header is None or fold.time is None:
         raise ValueError("a context needs at least the session's SessionStarted event")
-    messages = fold.live_messages(restore_pruned=restore_pruned)
     return Context(
         session_id=fold.session_id,
         seq=fold.seq,
@@ -106,11 +123,13 @@ def context_of(fold: ContextFold, *, restore_pruned: bool = False) -> Context:
         context_window=fold.header.context_window,
         output_reserve=fold.header.output_reserve,
         encoding=fold.header.encoding,
-        messages=messages,
+        shown=fold.shown_messages(restore_pruned),
     )
 
 
-def fold_events(events: Iterable[RecordedEvent], start: ContextFold | None = None) -> ContextFold:
+def fold_events(
+    events: Iterable[RecordedEvent | StoredAppend], start: ContextFold | None = None
+) -> ContextFold:
     """Fold `events` on top of `start` (a fresh fold when `None`). `start` is consumed."""
     fold = start if start is not None else ContextFold()
     for event in events:

@@ -6,6 +6,12 @@ events always gives the same context. The state is mutated in place rather than 
 event: a 50k-event session folds in linear time. Build a fresh fold (or `from_snapshot`) for
 each replay; never share one between readers.
 
+Messages are kept as their stored JSON (plain dicts, bodies joined), never as models: a resume
+folds thousands of them, and the read path hands them over as read (`StoredAppend`), unvalidated
+(the write validated each once; `verify` checks them). The live context is built as plain dicts
+too (`shown_messages`), which the renders read; models are built only for a caller who asks for
+them (`live_messages`, `message`, `tool_result`...).
+
 The fold is lenient by design: an event naming a message or part that is not live (written by
 hand, or by a buggy client through the raw `append`) changes nothing for that id. The
 `Session` API refuses such events before they are written.
@@ -14,17 +20,19 @@ hand, or by a buggy client through the raw `append`) changes nothing for that id
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from sessionstore.events import (
     GENESIS_HASH,
     CompressionChanged,
     ContentRedacted,
     ContextCompacted,
+    InvalidEvent,
     Message,
     MessageAppended,
     MessagePinned,
@@ -35,16 +43,16 @@ from sessionstore.events import (
     MetadataChanged,
     OutputsPruned,
     OutputsRestored,
-    Part,
     PartsPreviewed,
-    ReasoningPart,
     RecordedEvent,
     SessionCleared,
     SessionStarted,
     StateChanged,
+    StoredAppend,
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    describe_validation_error,
     digest_of,
     format_timestamp,
     redacted,
@@ -52,9 +60,9 @@ from sessionstore.events import (
 )
 from sessionstore.projections._live import (
     LiveMessage,
-    LivePart,
-    LiveToolResult,
+    ShownMessage,
     estimate_tokens,
+    field,
     original_result_tokens,
     original_text_tokens,
     shown_result_tokens,
@@ -70,6 +78,80 @@ PROJECTION_VERSION = 6
 
 EventRef = tuple[str, int]
 """Where a live message is stored: (session id, seq) of the event that carries it."""
+
+PlainMessage = dict[str, Any]
+"""A message as stored JSON (`Message`'s fields; bodies joined), or a live message as the
+JSON of `LiveMessage` (`ContextFold.shown_messages`): what the fold and the renders read."""
+
+PlainPart = dict[str, Any]
+
+
+def plain_message(message: Message) -> PlainMessage:
+    """A message model as the fold keeps it: its JSON, as it is stored (bodies joined)."""
+    return message.model_dump(mode="json")
+
+
+_READ_AS_TEXT = {
+    "text": ("id", "text"),
+    "reasoning": ("id", "text"),
+    "tool_call": ("id", "call_id", "name", "arguments"),
+    "tool_result": ("id", "call_id", "output"),
+    "file": ("id", "media_type"),
+    "native": ("id",),
+}
+"""The fields of each kind of part that the fold and the renders read as text, unchecked."""
+
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def checked_message(message: PlainMessage, ref: EventRef) -> PlainMessage:
+    """The message stored at `ref`, when what the fold and the renders read of it has the JSON
+    type they read it as (a row written by the store always has: its model was validated at
+    append). Anything else, a row edited by hand, is validated by the model: `InvalidEvent`
+    names what does not fit, and a message the model takes after all is its JSON."""
+    if _fits(message):
+        return message
+    try:
+        return plain_message(Message.model_validate(message))
+    except ValidationError as exc:
+        raise InvalidEvent(
+            f"the message stored at seq {ref[1]} of {ref[0]!r} does not fit the model: "
+            f"{describe_validation_error(exc)}"
+        ) from None
+
+
+def _fits(message: object) -> bool:
+    if type(message) is not dict or message.get("role") not in _ROLES:
+        return False
+    parts = message.get("parts")
+    if type(message.get("id")) is not str or type(parts) is not list or not parts:
+        return False
+    return _native_fits(message) and all(_part_fits(part, _READ_AS_TEXT) for part in parts)
+
+
+_BLOCKS = {kind: _READ_AS_TEXT[kind] for kind in ("text", "file")}
+
+
+def _part_fits(part: object, kinds: Mapping[str, tuple[str, ...]]) -> bool:
+    if not isinstance(part, dict):
+        return False
+    fields = kinds.get(part.get("type"))  # type: ignore[arg-type]
+    if fields is None or any(type(part.get(name)) is not str for name in fields):
+        return False
+    tokens = part.get("tokens")
+    blocks = part.get("blocks")
+    if tokens is not None and type(tokens) is not int:
+        return False
+    if blocks is not None and (
+        type(blocks) is not list or not all(_part_fits(b, _BLOCKS) for b in blocks)
+    ):
+        return False
+    return _native_fits(part)
+
+
+def _native_fits(value: dict[str, Any]) -> bool:
+    native = value.get("native")
+    return native is None or (type(native) is dict and type(native.get("api")) is str)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +187,11 @@ class Change:
 
 @dataclass(slots=True)
 class _Entry:
-    message: Message
+    message: PlainMessage
     ref: EventRef
     summary: bool
     tokens: int = 0
-    shown: LiveMessage | None = None
+    shown: ShownMessage | None = None
     """The message as last rendered; reset whenever what it shows may change (`_recount`, a
     pin), so an agent loop's `context()` after each append renders only the new message."""
 
@@ -124,25 +206,25 @@ class ContextFold:
     time: datetime | None = None
     header: SessionStarted | None = None
     tokens: int = 0
-    pinned: set[str] = field(default_factory=set)
-    state: dict[str, JsonValue] = field(default_factory=dict)
+    pinned: set[str] = dataclass_field(default_factory=set)
+    state: dict[str, JsonValue] = dataclass_field(default_factory=dict)
     """The session's key-value state (`StateChanged` deltas so far)."""
-    _entries: dict[str, _Entry] = field(default_factory=dict)
-    _result_owner: dict[str, str] = field(default_factory=dict)
-    _reasoning_owner: dict[str, str] = field(default_factory=dict)
+    _entries: dict[str, _Entry] = dataclass_field(default_factory=dict)
+    _result_owner: dict[str, str] = dataclass_field(default_factory=dict)
+    _reasoning_owner: dict[str, str] = dataclass_field(default_factory=dict)
     """Reasoning parts by id -> message id: a prune can clear an older turn's reasoning."""
-    _text_owner: dict[str, str] = field(default_factory=dict)
+    _text_owner: dict[str, str] = dataclass_field(default_factory=dict)
     """Truncated text parts (a long user message) by id -> message id: restorable."""
-    _call_owner: dict[str, str] = field(default_factory=dict)
+    _call_owner: dict[str, str] = dataclass_field(default_factory=dict)
     """Tool-call parts by id -> message id: a long call's arguments can be previewed."""
-    _pruned: dict[str, PruneMark] = field(default_factory=dict)
+    _pruned: dict[str, PruneMark] = dataclass_field(default_factory=dict)
     """Pruned tool results (shown as the placeholder) and cleared reasoning (left out)."""
-    _previewed: dict[str, PreviewMark] = field(default_factory=dict)
+    _previewed: dict[str, PreviewMark] = dataclass_field(default_factory=dict)
     """Tool results and tool calls shown cut to a preview."""
-    _restored: dict[str, int | None] = field(default_factory=dict)
+    _restored: dict[str, int | None] = dataclass_field(default_factory=dict)
     """Restored parts, with their originals' token counts when the restore recorded them."""
-    _calls: dict[str, ToolCallPart] = field(default_factory=dict)  # live calls by call_id
-    _answers: dict[str, int] = field(default_factory=dict)  # live results per call_id
+    _calls: dict[str, PlainPart] = dataclass_field(default_factory=dict)  # live calls by call_id
+    _answers: dict[str, int] = dataclass_field(default_factory=dict)  # live results per call_id
     usage_base: tuple[int, int] | None = None
     """(tokens the provider reported for the last assistant turn, our count right after it):
     kept while only appends follow, so overflow can start from the provider's own figure."""
@@ -151,8 +233,13 @@ class ContextFold:
 
     # the fold step
 
-    def apply(self, event: RecordedEvent) -> Change:
+    def apply(self, event: RecordedEvent | StoredAppend) -> Change:
         """Fold one event in; return what it changed."""
+        if isinstance(event, StoredAppend):
+            ref = (event.session_id, event.seq)
+            change = self._append(checked_message(event.message, ref), ref)
+            self._moved(event.session_id, event.seq, event.hash, event.recorded_at)
+            return change
         payload = event.payload
         change = Change()
         if isinstance(payload, SessionStarted):
@@ -168,11 +255,7 @@ class ContextFold:
                 metadata = {"app": payload.app, "user": payload.user, "tags": payload.tags}
                 self.header = self.header.model_copy(update=metadata)
         elif isinstance(payload, MessageAppended):
-            change = self._add(payload.message, (event.session_id, event.seq))
-            usage = payload.message.usage
-            if change.added and usage is not None:
-                reported = usage.input + usage.cache_read + usage.cache_write + usage.output
-                self.usage_base = (reported, self.tokens)
+            change = self._append(plain_message(payload.message), (event.session_id, event.seq))
         elif isinstance(payload, OutputsPruned):
             change = self._prune(payload, event.recorded_at)
         elif isinstance(payload, OutputsRestored):
@@ -212,10 +295,21 @@ class ContextFold:
         if isinstance(payload, ContextCompacted) and payload.reason == "provider":
             # the provider compacted and reported what the context is now: count from there
             self.usage_base = (payload.tokens_after, self.tokens)
-        self.session_id = event.session_id
-        self.seq = event.seq
-        self.hash = event.hash
-        self.time = event.recorded_at
+        self._moved(event.session_id, event.seq, event.hash, event.recorded_at)
+        return change
+
+    def _moved(self, session_id: str, seq: int, hash: str, recorded_at: datetime) -> None:
+        self.session_id = session_id
+        self.seq = seq
+        self.hash = hash
+        self.time = recorded_at
+
+    def _append(self, message: PlainMessage, ref: EventRef) -> Change:
+        change = self._add(message, ref)
+        usage = message.get("usage")
+        if change.added and usage is not None:
+            reported = sum(usage.get(key, 0) for key in ("input", "cache_read", "cache_write"))
+            self.usage_base = (reported + usage.get("output", 0), self.tokens)
         return change
 
     def _redact(self, part_ids: frozenset[str], placeholder: str) -> None:
@@ -228,16 +322,16 @@ class ContextFold:
             if cut is not None:  # shown as the placeholder, no notice, counted as it was
                 self._previewed[part_id] = PreviewMark(len(placeholder), cut.tokens, "")
         for entry in self._entries.values():
-            message = redacted(entry.message, part_ids, placeholder)
-            if message is entry.message:
+            if not any(part["id"] in part_ids for part in entry.message["parts"]):
                 continue
-            entry.message = message
+            model = Message.model_validate(entry.message)  # one rule: `redacted`'s
+            entry.message = plain_message(redacted(model, part_ids, placeholder))
             self._recount(entry)  # a part counted by estimate now shows the placeholder
-            for part in message.parts:
-                if not isinstance(part, ToolCallPart) or part.id not in part_ids:
+            for part in entry.message["parts"]:
+                if part["type"] != "tool_call" or part["id"] not in part_ids:
                     continue
-                if part.call_id in self._calls:
-                    self._calls[part.call_id] = part
+                if part["call_id"] in self._calls:
+                    self._calls[part["call_id"]] = part
 
     def _redact_header(self, digests: frozenset[str], placeholder: str) -> None:
         """The title and the state's values read the placeholder once their bodies are
@@ -249,24 +343,26 @@ class ContextFold:
             if digest_of(value_text(value)) in digests:
                 self.state[key] = placeholder
 
-    def _add(self, message: Message, ref: EventRef, *, summary: bool = False) -> Change:
-        if message.id in self._entries:
+    def _add(self, message: PlainMessage, ref: EventRef, *, summary: bool = False) -> Change:
+        message_id: str = message["id"]
+        if message_id in self._entries:
             return Change()  # a message id is appended once; a duplicate changes nothing
         entry = _Entry(message, ref, summary)
-        self._entries[message.id] = entry
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
-                self._result_owner[part.id] = message.id
-                self._answers[part.call_id] = self._answers.get(part.call_id, 0) + 1
-            elif isinstance(part, ToolCallPart):
-                self._calls.setdefault(part.call_id, part)
-                self._call_owner[part.id] = message.id
-            elif isinstance(part, ReasoningPart):
-                self._reasoning_owner[part.id] = message.id
-            elif isinstance(part, TextPart) and part.truncation is not None:
-                self._text_owner[part.id] = message.id
+        for part in message["parts"]:
+            kind = part["type"]
+            if kind == "tool_result":
+                self._result_owner[part["id"]] = message_id
+                self._answers[part["call_id"]] = self._answers.get(part["call_id"], 0) + 1
+            elif kind == "tool_call":
+                self._calls.setdefault(part["call_id"], part)
+                self._call_owner[part["id"]] = message_id
+            elif kind == "reasoning":
+                self._reasoning_owner[part["id"]] = message_id
+            elif kind == "text" and part.get("truncation") is not None:
+                self._text_owner[part["id"]] = message_id
+        self._entries[message_id] = entry
         self._recount(entry)
-        return Change(added=(message.id,))
+        return Change(added=(message_id,))
 
     def _remove(self, message_ids: tuple[str, ...]) -> Change:
         """The live ones among `message_ids` leave the context (a revert, a pop, a clear)."""
@@ -279,26 +375,28 @@ class ContextFold:
         entry = self._entries.pop(message_id)
         self.tokens -= entry.tokens
         self.pinned.discard(message_id)  # a pin ends with its message
-        for part in entry.message.parts:
-            if isinstance(part, ToolResultPart):
-                self._result_owner.pop(part.id, None)
-                self._pruned.pop(part.id, None)
-                self._previewed.pop(part.id, None)
-                self._restored.pop(part.id, None)
-                self._answers[part.call_id] -= 1
-                if not self._answers[part.call_id]:
-                    del self._answers[part.call_id]
-            elif isinstance(part, ToolCallPart):
-                self._call_owner.pop(part.id, None)
-                self._previewed.pop(part.id, None)
-                self._restored.pop(part.id, None)
-                if self._calls.get(part.call_id) is part:
-                    del self._calls[part.call_id]
-            elif isinstance(part, ReasoningPart | TextPart):
-                self._reasoning_owner.pop(part.id, None)
-                self._text_owner.pop(part.id, None)
-                self._pruned.pop(part.id, None)
-                self._restored.pop(part.id, None)
+        for part in entry.message["parts"]:
+            kind, part_id = part["type"], part["id"]
+            if kind == "tool_result":
+                self._result_owner.pop(part_id, None)
+                self._pruned.pop(part_id, None)
+                self._previewed.pop(part_id, None)
+                self._restored.pop(part_id, None)
+                self._answers[part["call_id"]] -= 1
+                if not self._answers[part["call_id"]]:
+                    del self._answers[part["call_id"]]
+            elif kind == "tool_call":
+                self._call_owner.pop(part_id, None)
+                self._previewed.pop(part_id, None)
+                self._restored.pop(part_id, None)
+                call_id = part["call_id"]
+                if self._calls.get(call_id) is part:
+                    del self._calls[call_id]
+            elif kind in ("reasoning", "text"):
+                self._reasoning_owner.pop(part_id, None)
+                self._text_owner.pop(part_id, None)
+                self._pruned.pop(part_id, None)
+                self._restored.pop(part_id, None)
 
     def _prune(self, payload: OutputsPruned, at: datetime) -> Change:
         """Tool results show the placeholder; reasoning parts are left out (no placeholder:
@@ -351,7 +449,7 @@ class ContextFold:
         # provider dropped them, and sending them back before the item is refused. Only the
         # system prompt, which no provider counts among the messages, stays.
         always_kept = (
-            {i for i, e in self._entries.items() if e.message.role == "system"}
+            {i for i, e in self._entries.items() if e.message["role"] == "system"}
             if is_provider_summary(payload.summary)
             else self._always_kept()
         )
@@ -368,7 +466,7 @@ class ContextFold:
             len(ordered),
         )
         self._entries = dict(ordered[:boundary])
-        added = self._add(payload.summary, ref, summary=True)
+        added = self._add(plain_message(payload.summary), ref, summary=True)
         self._entries.update(ordered[boundary:])
         return Change(added=added.added, removed=tuple(replaced))
 
@@ -384,7 +482,7 @@ class ContextFold:
         for message in payload.messages:
             if message.id in self._entries:
                 continue  # live already: a message id is live once
-            self._add(message, ref, summary=message.id in payload.summary_ids)
+            self._add(plain_message(message), ref, summary=message.id in payload.summary_ids)
             added.append(message.id)
             anchor = payload.before.get(message.id)
             if anchor is not None and anchor in self._entries:
@@ -396,7 +494,7 @@ class ContextFold:
 
     def _always_kept(self) -> set[str]:
         return always_kept(
-            [(e.message.id, e.message.role, e.message.parts) for e in self._entries.values()],
+            [(i, e.message["role"], e.message["parts"]) for i, e in self._entries.items()],
             self.pinned,
         )
 
@@ -420,35 +518,37 @@ class ContextFold:
         return None
 
     def _recount(self, entry: _Entry) -> None:
-        tokens = sum(self._part_tokens(part) for part in entry.message.parts)
+        tokens = sum(self._part_tokens(part) for part in entry.message["parts"])
         self.tokens += tokens - entry.tokens
         entry.tokens = tokens
         entry.shown = None  # a pruned or restored output changes how the message shows
 
-    def _part_tokens(self, part: Part) -> int:
-        if isinstance(part, ReasoningPart) and part.id in self._pruned:
+    def _part_tokens(self, part: PlainPart) -> int:
+        kind, part_id = part["type"], part["id"]
+        if kind == "reasoning" and part_id in self._pruned:
             return 0  # cleared: left out of every render
-        if isinstance(part, TextPart) and part.truncation is not None and part.id in self._restored:
-            counted = self._restored[part.id]
+        if kind == "text" and part.get("truncation") is not None and part_id in self._restored:
+            counted = self._restored[part_id]
             return counted if counted is not None else original_text_tokens(part)
-        cut = self._previewed.get(part.id)
-        if isinstance(part, ToolCallPart) and cut is not None:
+        cut = self._previewed.get(part_id)
+        if kind == "tool_call" and cut is not None:
             return cut.tokens
-        if not isinstance(part, ToolResultPart):
+        if kind != "tool_result":
             return stored_tokens(part)
-        mark = self._pruned.get(part.id)
+        mark = self._pruned.get(part_id)
         if mark is not None:
             return mark.tokens
-        if part.id in self._restored:
-            counted = self._restored[part.id]
+        if part_id in self._restored:
+            counted = self._restored[part_id]
             return counted if counted is not None else original_result_tokens(part)
         return cut.tokens if cut is not None else shown_result_tokens(part)
 
     # reading the state
 
-    def _result_part(self, part_id: str) -> ToolResultPart:
-        for part in self._entries[self._result_owner[part_id]].message.parts:
-            if part.id == part_id and isinstance(part, ToolResultPart):
+    def _part(self, owner: str, part_id: str) -> PlainPart:
+        part: PlainPart
+        for part in self._entries[owner].message["parts"]:
+            if part["id"] == part_id:
                 return part
         raise KeyError(part_id)  # pragma: no cover - the index and the entries agree
 
@@ -462,20 +562,22 @@ class ContextFold:
         return list(self._entries)
 
     def message(self, message_id: str) -> Message:
-        return self._entries[message_id].message
+        """A live message as stored, as a model."""
+        return Message.model_validate(self._entries[message_id].message)
 
     def live_message(self, message_id: str) -> LiveMessage:
         """One live message as the model is shown it, as `live_messages` renders it (cached
         until the fold changes how it is shown): a view reads a message's new form after an
         event without rendering the whole context."""
-        return self._shown(self._entries[message_id])
+        return self._shown(self._entries[message_id]).model()
 
     def is_live(self, message_id: str) -> bool:
         return message_id in self._entries
 
     def tool_result(self, part_id: str) -> ToolResultPart | None:
         """A live tool-result part by id, or `None`."""
-        return self._result_part(part_id) if part_id in self._result_owner else None
+        owner = self._result_owner.get(part_id)
+        return None if owner is None else ToolResultPart.model_validate(self._part(owner, part_id))
 
     def pruned_part_ids(self) -> list[str]:
         """Live tool results now shown as a placeholder, oldest first, then cleared reasoning
@@ -504,24 +606,20 @@ class ContextFold:
             return True
         if part_id in self._call_owner:
             return False
-        part = self.tool_result(part_id)
-        if part is None or part_id in self._restored:
+        owner = self._result_owner.get(part_id)
+        if owner is None or part_id in self._restored:
             return False
-        return part_id in self._pruned or part.truncation is not None
+        return part_id in self._pruned or self._part(owner, part_id).get("truncation") is not None
 
     def truncated_text(self, part_id: str) -> TextPart | None:
         """A live text part that was truncated (a long user message), by id, or `None`."""
         owner = self._text_owner.get(part_id)
-        if owner is None:
-            return None
-        for part in self._entries[owner].message.parts:
-            if part.id == part_id and isinstance(part, TextPart):
-                return part
-        return None  # pragma: no cover - the index and the entries agree
+        return None if owner is None else TextPart.model_validate(self._part(owner, part_id))
 
     def tool_call(self, call_id: str) -> ToolCallPart | None:
         """The live tool call with this call id, or `None`."""
-        return self._calls.get(call_id)
+        call = self._calls.get(call_id)
+        return None if call is None else ToolCallPart.model_validate(call)
 
     def is_call_id_used(self, call_id: str) -> bool:
         """Whether a live call or a live result already uses `call_id`."""
@@ -536,128 +634,126 @@ class ContextFold:
         return [call_id for call_id in self._calls if call_id not in self._answers]
 
     def live_messages(self, *, restore_pruned: bool = False) -> tuple[LiveMessage, ...]:
-        """The live context as the model is shown it; with `restore_pruned`, every tool result
-        shows its full original output instead."""
+        """The live context as the model is shown it, as models (`shown_messages` is the same
+        as plain dicts, which is what the renders read); with `restore_pruned`, every tool
+        result shows its full original output instead."""
+        return tuple(shown.model() for shown in self.shown_messages(restore_pruned))
+
+    def shown_messages(self, restore_pruned: bool = False) -> tuple[ShownMessage, ...]:
+        """The live context as the model is shown it, each message as the JSON of its
+        `LiveMessage` (with its model built once asked for)."""
         if restore_pruned:
-            return tuple(self._live_message(entry, True) for entry in self._entries.values())
+            entries = self._entries.values()
+            return tuple(ShownMessage(self._live_message(entry, True)) for entry in entries)
         return tuple(self._shown(entry) for entry in self._entries.values())
 
-    def _shown(self, entry: _Entry) -> LiveMessage:
+    def _shown(self, entry: _Entry) -> ShownMessage:
         if entry.shown is None:
-            entry.shown = self._live_message(entry, False)
+            entry.shown = ShownMessage(self._live_message(entry, False))
         return entry.shown
 
-    def _live_message(self, entry: _Entry, restore_pruned: bool) -> LiveMessage:
+    def _live_message(self, entry: _Entry, restore_pruned: bool) -> PlainMessage:
         message = entry.message
-        parts: list[LivePart] = []
+        parts: list[PlainPart] = []
+        status: dict[str, str] = {}
         cleared = False
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
+        for part in message["parts"]:
+            kind, part_id = part["type"], part["id"]
+            if kind == "tool_result":
                 parts.append(self._live_result(part, restore_pruned))
-            elif isinstance(part, ReasoningPart) and part.id in self._pruned and not restore_pruned:
+            elif kind == "reasoning" and part_id in self._pruned and not restore_pruned:
                 cleared = True  # an older turn's reasoning, cleared: no render sends it
-            elif isinstance(part, TextPart) and part.truncation is not None:
+            elif kind == "text" and part.get("truncation") is not None:
                 parts.append(self._live_text(part, restore_pruned))
-            elif (
-                isinstance(part, ToolCallPart) and part.id in self._previewed and not restore_pruned
-            ):
-                cut = self._previewed[part.id]
-                arguments = preview(part.arguments, cut.chars, cut.notice, part.id, arguments=True)
-                parts.append(
-                    part.model_copy(
-                        update={"arguments": arguments, "tokens": cut.tokens, "native": None}
-                    )
+            elif kind == "tool_call" and (part_id in self._previewed or part_id in self._restored):
+                # how its call shows when not as recorded (`LiveMessage.call_status`)
+                cut = self._previewed.get(part_id)
+                if cut is None or restore_pruned:
+                    status[part_id] = "restored"
+                    parts.append(part)
+                    continue
+                status[part_id] = "previewed"
+                arguments = preview(
+                    part.get("arguments", "{}"), cut.chars, cut.notice, part_id, arguments=True
                 )
+                parts.append({**part, "arguments": arguments, "tokens": cut.tokens, "native": None})
             else:
                 parts.append(part)
         tokens = entry.tokens if not restore_pruned else sum(_live_part_tokens(p) for p in parts)
-        return LiveMessage(
-            id=message.id,
-            role=message.role,
-            parts=tuple(parts),
-            usage=message.usage,
-            tokens=tokens,
-            pinned=message.id in self.pinned,
-            summary=entry.summary,
-            native=message.native,
-            call_status=self._call_status(message, restore_pruned),
-            reasoning_cleared=cleared,
-        )
+        shown: PlainMessage = {
+            "id": message["id"],
+            "role": message["role"],
+            "parts": parts,
+            "usage": message.get("usage"),
+            "tokens": tokens,
+            "pinned": message["id"] in self.pinned,
+            "summary": entry.summary,
+        }
+        if message.get("native") is not None:
+            shown["native"] = message["native"]
+        if status:
+            shown["call_status"] = status
+        if cleared:
+            shown["reasoning_cleared"] = True
+        return shown
 
-    def _call_status(
-        self, message: Message, restore_pruned: bool
-    ) -> dict[str, Literal["previewed", "restored"]]:
-        """How the message's tool calls are shown, when not as recorded (`LiveMessage`)."""
-        status: dict[str, Literal["previewed", "restored"]] = {}
-        for part in message.parts:
-            if not isinstance(part, ToolCallPart):
-                continue
-            if part.id in self._previewed:
-                status[part.id] = "restored" if restore_pruned else "previewed"
-            elif part.id in self._restored:
-                status[part.id] = "restored"
-        return status
-
-    def _live_text(self, part: TextPart, restore_pruned: bool) -> TextPart:
+    def _live_text(self, part: PlainPart, restore_pruned: bool) -> PlainPart:
         """A truncated text part as the model is shown it: `text` is the truncated view (its
         provider block left out, which holds the original) and `truncation` says it was cut;
         restored, `text` is the original again, counted in full."""
-        if restore_pruned or part.id in self._restored:
-            counted = self._restored.get(part.id)
+        if restore_pruned or part["id"] in self._restored:
+            counted = self._restored.get(part["id"])
             tokens = counted if counted is not None else original_text_tokens(part)
-            return part.model_copy(update={"tokens": tokens})
-        return part.model_copy(
-            update={"text": part.truncation.shown if part.truncation else part.text, "native": None}
-        )
+            return {**part, "tokens": tokens}
+        return {**part, "text": part["truncation"]["shown"], "native": None}
 
-    def _live_result(self, part: ToolResultPart, restore_pruned: bool) -> LiveToolResult:
-        mark = self._pruned.get(part.id)
-        common: dict[str, Any] = {
-            "id": part.id,
-            "call_id": part.call_id,
-            "name": part.name,
-            "is_error": part.is_error,
+    def _live_result(self, part: PlainPart, restore_pruned: bool) -> PlainPart:
+        """A tool result as the JSON of its `LiveToolResult`."""
+        part_id = part["id"]
+        mark = self._pruned.get(part_id)
+        truncation = part.get("truncation")
+        shown: PlainPart = {
+            "type": "tool_result",
+            "id": part_id,
+            "call_id": part["call_id"],
+            "name": part.get("name"),
+            "is_error": part.get("is_error", False),
         }
-        if restore_pruned or part.id in self._restored:
+        if restore_pruned or part_id in self._restored:
             cut = (
                 mark is not None
-                or part.truncation is not None
-                or part.id in self._restored
-                or part.id in self._previewed
+                or truncation is not None
+                or part_id in self._restored
+                or part_id in self._previewed
             )
-            counted = self._restored.get(part.id)
-            return LiveToolResult(
-                **common,
-                output=part.output,
-                tokens=counted if counted is not None else original_result_tokens(part),
-                status="restored" if cut else "original",
-                blocks=part.blocks,
-            )
+            counted = self._restored.get(part_id)
+            shown["output"] = part["output"]
+            shown["tokens"] = counted if counted is not None else original_result_tokens(part)
+            shown["status"] = "restored" if cut else "original"
+            if part.get("blocks") is not None:
+                shown["blocks"] = part["blocks"]
+            return shown
         if mark is not None:
-            return LiveToolResult(
-                **common,
-                output=mark.placeholder,
-                tokens=mark.tokens,
-                status="pruned",
-                compacted_at=mark.at,
-            )
-        head = self._previewed.get(part.id)
+            shown["output"] = mark.placeholder
+            shown["tokens"] = mark.tokens
+            shown["status"] = "pruned"
+            shown["compacted_at"] = mark.at
+            return shown
+        output = part["output"] if truncation is None else truncation["shown"]
+        head = self._previewed.get(part_id)
         if head is not None:
-            return LiveToolResult(
-                **common,
-                output=preview(
-                    part.shown, head.chars, head.notice, part.id, arguments=False, tail=head.tail
-                ),
-                tokens=head.tokens,
-                status="previewed",
+            shown["output"] = preview(
+                output, head.chars, head.notice, part_id, arguments=False, tail=head.tail
             )
-        return LiveToolResult(
-            **common,
-            output=part.shown,
-            tokens=shown_result_tokens(part),
-            status="truncated" if part.truncation is not None else "original",
-            blocks=part.blocks if part.truncation is None else None,
-        )
+            shown["tokens"] = head.tokens
+            shown["status"] = "previewed"
+            return shown
+        shown["output"] = output
+        shown["tokens"] = shown_result_tokens(part)
+        shown["status"] = "truncated" if truncation is not None else "original"
+        if truncation is None and part.get("blocks") is not None:
+            shown["blocks"] = part["blocks"]
+        return shown
 
     # snapshots
 
@@ -715,7 +811,9 @@ class ContextFold:
         return [((state.sessions[s], seq), bool(summary)) for _, s, seq, summary in state.entries]
 
     @classmethod
-    def from_snapshot(cls, state: SnapshotState, messages: dict[EventRef, Message]) -> ContextFold:
+    def from_snapshot(
+        cls, state: SnapshotState, messages: Mapping[EventRef, PlainMessage | Message]
+    ) -> ContextFold:
         """Rebuild a fold from a parsed snapshot and the messages its refs point to;
         `ValueError` when the two disagree."""
         fold = cls(
@@ -738,10 +836,14 @@ class ContextFold:
         fold._previewed = {part_id: PreviewMark(*mark) for part_id, mark in state.previewed.items()}
         for message_id, s, seq, summary in state.entries:
             ref = (state.sessions[s], seq)
-            message = messages[ref]
-            if message.id != message_id or message.id in fold._entries:
+            stored = messages[ref]
+            if isinstance(stored, Message):
+                message = plain_message(stored)
+            else:
+                message = checked_message(stored, ref)
+            if message["id"] != message_id or message_id in fold._entries:
                 raise ValueError(
-                    f"snapshot expects message {message_id} at {ref}, not {message.id}"
+                    f"snapshot expects message {message_id} at {ref}, not {message['id']}"
                 )
             fold._add(message, ref, summary=bool(summary))
         if not fold.pinned <= fold._entries.keys():
@@ -778,10 +880,9 @@ def always_kept(
 
 
 def _call_ids(parts: Sequence[object]) -> set[str]:
-    return {
-        p.call_id for p in parts if isinstance(p, ToolCallPart | ToolResultPart | LiveToolResult)
-    }
+    """The call ids of the calls and results among `parts` (models or stored JSON)."""
+    return {field(p, "call_id") for p in parts if field(p, "type") in ("tool_call", "tool_result")}
 
 
-def _live_part_tokens(part: LivePart) -> int:
-    return part.tokens if isinstance(part, LiveToolResult) else stored_tokens(part)
+def _live_part_tokens(part: PlainPart) -> int:
+    return int(part["tokens"]) if part["type"] == "tool_result" else stored_tokens(part)

@@ -9,8 +9,10 @@ as it stands in the live context at one point, with every part's token count res
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,7 +24,6 @@ from sessionstore.events import (
     Role,
     TextPart,
     ToolCallPart,
-    ToolResultPart,
     Usage,
 )
 
@@ -92,58 +93,96 @@ class LiveMessage(FrozenModel):
     `function_call` sent with its `id` requires its reasoning item)."""
 
 
+@dataclass(slots=True)
+class ShownMessage:
+    """A live message as the renders read it, `plain` (the JSON of its `LiveMessage`, parts
+    included: shared, never changed), and its model once a caller asks for it: a context read
+    after every append builds models only for the messages that changed, and only if asked."""
+
+    plain: dict[str, Any]
+    _model: LiveMessage | None = dataclass_field(default=None, compare=False, repr=False)
+
+    def model(self) -> LiveMessage:
+        if self._model is None:
+            self._model = LiveMessage.model_validate(self.plain)
+        return self._model
+
+
 def estimate_tokens(text: str) -> int:
     """Stand-in for a count missing from the event (written without the Session API): about
     four bytes per token, the usual rule of thumb. Deterministic, so replay stays exact."""
     return -(-len(text.encode("utf-8", "surrogatepass")) // 4)
 
 
-def stored_tokens(
-    part: TextPart | ReasoningPart | ToolCallPart | FilePart | NativePart,
-) -> int:
-    """A part's token count as recorded at append, or its estimate when none was."""
-    if part.tokens is not None:
-        return part.tokens
-    if isinstance(part, FilePart):
+def field(value: object, name: str, default: Any = None) -> Any:
+    """A field of a part, a message or a nested value, whether it is a model or its stored
+    JSON (a plain dict, as the read path keeps it): one rule reads both shapes."""
+    if type(value) is dict:
+        return value.get(name, default)
+    return getattr(value, name, default)
+
+
+def stored_tokens(part: object) -> int:
+    """A part's token count as recorded at append, or its estimate when none was. `part` is
+    a text, reasoning, tool-call, file or native part, as a model or as stored JSON."""
+    tokens = field(part, "tokens")
+    if tokens is not None:
+        return int(tokens)
+    kind = field(part, "type")
+    if kind == "file":
         return FILE_TOKENS
-    if isinstance(part, ToolCallPart):
-        return estimate_tokens(part.name + part.arguments)
-    if isinstance(part, NativePart):
+    if kind == "tool_call":
+        return estimate_tokens(field(part, "name") + field(part, "arguments", "{}"))
+    if kind == "native":
         return estimate_tokens(native_text(part))
-    if isinstance(part, TextPart):
-        return estimate_tokens(part.shown)
-    return estimate_tokens(part.text)
+    if kind == "text":
+        truncation = field(part, "truncation")
+        return estimate_tokens(
+            field(part, "text") if truncation is None else field(truncation, "shown")
+        )
+    return estimate_tokens(field(part, "text"))
 
 
-def original_text_tokens(part: TextPart) -> int:
+def original_text_tokens(part: object) -> int:
     """Tokens of a truncated text part's full original."""
-    if part.truncation is None:
+    truncation = field(part, "truncation")
+    if truncation is None:
         return stored_tokens(part)
-    if part.truncation.output_tokens is not None:
-        return part.truncation.output_tokens
-    return estimate_tokens(part.text)
+    counted = field(truncation, "output_tokens")
+    if counted is not None:
+        return int(counted)
+    return estimate_tokens(field(part, "text"))
 
 
-def native_text(part: NativePart) -> str:
+def native_text(part: object) -> str:
     """The text a provider's own block is counted by: its JSON, as its render sends it."""
-    return json.dumps(part.native.value, ensure_ascii=False, separators=(",", ":"))
+    value = field(field(part, "native"), "value")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def shown_result_tokens(part: ToolResultPart) -> int:
+def shown_result_tokens(part: object) -> int:
     """Tokens of what the model is shown of a tool result at append (truncated view or all)."""
-    if part.tokens is not None:
-        return part.tokens
-    if part.truncation is None and part.blocks is not None:
-        return sum(stored_tokens(block) for block in part.blocks)
-    return estimate_tokens(part.shown)
+    tokens = field(part, "tokens")
+    if tokens is not None:
+        return int(tokens)
+    truncation = field(part, "truncation")
+    blocks = field(part, "blocks")
+    if truncation is None and blocks is not None:
+        return sum(stored_tokens(block) for block in blocks)
+    return estimate_tokens(
+        field(part, "output") if truncation is None else field(truncation, "shown")
+    )
 
 
-def original_result_tokens(part: ToolResultPart) -> int:
+def original_result_tokens(part: object) -> int:
     """Tokens of a tool result's full original output: its text, or all its blocks."""
-    if part.truncation is None:
+    truncation = field(part, "truncation")
+    if truncation is None:
         return shown_result_tokens(part)
-    if part.truncation.output_tokens is not None:
-        return part.truncation.output_tokens
-    if part.blocks is not None:
-        return sum(stored_tokens(block) for block in part.blocks)
-    return estimate_tokens(part.output)
+    counted = field(truncation, "output_tokens")
+    if counted is not None:
+        return int(counted)
+    blocks = field(part, "blocks")
+    if blocks is not None:
+        return sum(stored_tokens(block) for block in blocks)
+    return estimate_tokens(field(part, "output"))

@@ -60,25 +60,20 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from sessionstore.events import (
-    ANTHROPIC,
-    FilePart,
-    NativePart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-)
-from sessionstore.projections._live import LiveMessage, LivePart, LiveToolResult
+from sessionstore.events import ANTHROPIC, parsed_arguments
+from sessionstore.projections._live import LiveMessage
 from sessionstore.projections._provider_compaction import COMPACTION
 from sessionstore.projections._render import (
     CONTINUED,
     JsonDict,
-    api_messages,
+    Shown,
+    api_order,
     file_mention,
     foreign_text,
     is_native,
     is_redacted_file,
     native_block,
+    plain,
     result_content,
 )
 
@@ -87,19 +82,19 @@ _TOOL_ID = re.compile(r"[a-zA-Z0-9_-]+")
 _NOT_IN_TOOL_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-def to_anthropic(messages: Sequence[LiveMessage]) -> JsonDict:
+def to_anthropic(messages: Sequence[LiveMessage | Shown]) -> JsonDict:
     """`{"system": ..., "messages": [...]}` for the Messages API: system text apart, tool calls
     as `tool_use` blocks, results as `tool_result` blocks in a user turn; turns shaped as the
     module says."""
     system: list[str] = []
     turns: list[JsonDict] = []
     alone = False  # whether the last turn holds thinking, and so takes nothing more
-    for message in api_messages(one_turn_per_response(messages)):
-        if message.role == "system":
-            system.extend(p.text for p in message.parts if isinstance(p, TextPart))
+    for message in api_order(one_turn_per_response(plain(messages))):
+        if message["role"] == "system":
+            system.extend(p["text"] for p in message["parts"] if p["type"] == "text")
             continue
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = [block for part in message.parts for block in _anthropic_blocks(part, role)]
+        role = "assistant" if message["role"] == "assistant" else "user"
+        blocks = [block for part in message["parts"] for block in _anthropic_blocks(part, role)]
         if role == "assistant":
             while blocks and blocks[-1]["type"] in THINKING_BLOCKS:
                 blocks.pop()
@@ -135,48 +130,48 @@ def _compaction_only(turn: JsonDict) -> bool:
     return turn["role"] == "assistant" and all(b["type"] == COMPACTION for b in turn["content"])
 
 
-def one_turn_per_response(messages: Sequence[LiveMessage]) -> list[LiveMessage]:
+def one_turn_per_response(messages: Sequence[Shown]) -> list[Shown]:
     """The messages with each Anthropic response that was stored as several assistant messages
     merged into its first one (see the module); messages of no known response are as they
     were."""
-    out: list[LiveMessage] = []
+    out: list[Shown] = []
     last: int | None = None  # index in `out` of the last assistant message, if only tool
     # results followed it
     for message in messages:
-        if message.role == "tool":
+        if message["role"] == "tool":
             out.append(message)
             continue
-        if message.role != "assistant":
+        if message["role"] != "assistant":
             out.append(message)
             last = None
             continue
         response = _response_id(message)
         if last is not None and response is not None and _response_id(out[last]) == response:
             merged = out[last]
-            out[last] = merged.model_copy(
-                update={
-                    "parts": merged.parts + message.parts,
-                    "tokens": merged.tokens + message.tokens,
-                    "usage": message.usage or merged.usage,
-                    "pinned": merged.pinned or message.pinned,
-                }
-            )
+            out[last] = {
+                **merged,
+                "parts": [*merged["parts"], *message["parts"]],
+                "tokens": merged["tokens"] + message["tokens"],
+                "usage": message.get("usage") or merged.get("usage"),
+                "pinned": merged["pinned"] or message["pinned"],
+            }
             continue
         out.append(message)
         last = len(out) - 1
     return out
 
 
-def _response_id(message: LiveMessage) -> str | None:
+def _response_id(message: Shown) -> str | None:
     """The Anthropic response a message was recorded from: its envelope's `id`, or, for a
     message imported from Claude Code (its entries as the envelope), their `message.id`."""
-    native = message.native
-    if native is None or not isinstance(native.value, dict):
+    native = message.get("native")
+    value = native["value"] if native is not None else None
+    if native is None or not isinstance(value, dict):
         return None
-    if native.api == ANTHROPIC:
-        response = native.value.get("id")
-    elif native.api == CLAUDE_CODE_ENTRIES:
-        entries = native.value.get("entries")
+    if native["api"] == ANTHROPIC:
+        response = value.get("id")
+    elif native["api"] == CLAUDE_CODE_ENTRIES:
+        entries = value.get("entries")
         first = entries[0] if isinstance(entries, list) and entries else None
         body = first.get("message") if isinstance(first, dict) else None
         response = body.get("id") if isinstance(body, dict) else None
@@ -197,32 +192,32 @@ def _strip_final_whitespace(turns: list[JsonDict]) -> None:
         last["text"] = last["text"].rstrip()
 
 
-def _anthropic_blocks(part: LivePart, role: str) -> list[JsonDict]:
+def _anthropic_blocks(part: JsonDict, role: str) -> list[JsonDict]:
     if is_native(part, ANTHROPIC):
         native = native_block(part)  # thinking with its signature, tool_use, server tools...
         if native.get("type") == "text" and not str(native.get("text", "")).strip():
             return []
         return [native]
-    if isinstance(part, ReasoningPart | NativePart):
+    kind = part["type"]
+    if kind in ("reasoning", "native"):
         text = foreign_text(part)
         return [{"type": "text", "text": text}] if text and text.strip() else []
-    if isinstance(part, TextPart):
-        return [{"type": "text", "text": part.text}] if part.text.strip() else []
-    if isinstance(part, ToolCallPart):
-        arguments = part.input
-        tool_input = arguments if isinstance(arguments, dict) else {"_arguments": part.arguments}
+    if kind == "text":
+        return [{"type": "text", "text": part["text"]}] if part["text"].strip() else []
+    if kind == "tool_call":
+        arguments = part.get("arguments", "{}")
         return [
             {
                 "type": "tool_use",
-                "id": tool_id(part.call_id),
-                "name": part.name,
-                "input": tool_input,
+                "id": tool_id(part["call_id"]),
+                "name": part["name"],
+                "input": _tool_input(arguments),
             }
         ]
-    if isinstance(part, LiveToolResult):
-        block: JsonDict = {"type": "tool_result", "tool_use_id": tool_id(part.call_id)}
+    if kind == "tool_result":
+        block: JsonDict = {"type": "tool_result", "tool_use_id": tool_id(part["call_id"])}
         block["content"] = result_content(part, ANTHROPIC)
-        if part.is_error:
+        if part.get("is_error"):
             block["is_error"] = True
         return [block]
     if role == "assistant" or is_redacted_file(part):  # images and documents: user turns only
@@ -239,13 +234,21 @@ def tool_id(call_id: str) -> str:
     return f"{_NOT_IN_TOOL_ID.sub('_', call_id)}_{digest}"
 
 
-def _anthropic_file(part: FilePart) -> JsonDict:
-    if part.url is not None:
-        source: JsonDict = {"type": "url", "url": part.url}
+def _tool_input(arguments: str) -> JsonDict:
+    """A call's arguments as a `tool_use`'s `input`: the JSON object they hold, else
+    `{"_arguments": "<the text>"}` (see the module)."""
+    parsed = parsed_arguments(arguments)
+    return parsed if isinstance(parsed, dict) else {"_arguments": arguments}
+
+
+def _anthropic_file(part: JsonDict) -> JsonDict:
+    media_type: str = part["media_type"]
+    if part.get("url") is not None:
+        source: JsonDict = {"type": "url", "url": part["url"]}
     else:
-        source = {"type": "base64", "media_type": part.media_type, "data": part.data}
-    if part.media_type.startswith("image/"):
+        source = {"type": "base64", "media_type": media_type, "data": part.get("data")}
+    if media_type.startswith("image/"):
         return {"type": "image", "source": source}
-    if part.media_type == "application/pdf":
+    if media_type == "application/pdf":
         return {"type": "document", "source": source}
     return {"type": "text", "text": file_mention(part)}

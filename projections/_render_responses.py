@@ -58,18 +58,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sessionstore.events import (
-    OPENAI_CHAT,
-    OPENAI_RESPONSES,
-    FilePart,
-    NativePart,
-    TextPart,
-    ToolCallPart,
-)
-from sessionstore.projections._live import LiveMessage, LivePart, LiveToolResult
+from sessionstore.events import OPENAI_CHAT, OPENAI_RESPONSES
+from sessionstore.projections._live import LiveMessage
 from sessionstore.projections._render import (
     JsonDict,
-    api_messages,
+    Shown,
+    api_order,
     as_text,
     data_url,
     file_mention,
@@ -77,6 +71,7 @@ from sessionstore.projections._render import (
     is_native,
     is_redacted_file,
     native_block,
+    plain,
     result_content,
 )
 
@@ -97,27 +92,28 @@ INPUT_MESSAGE_KEYS = frozenset({"type", "role", "content", "phase"})
 as the input message it is (`_as_input_message`)."""
 
 
-def to_responses(messages: Sequence[LiveMessage]) -> list[JsonDict]:
+def to_responses(messages: Sequence[LiveMessage | Shown]) -> list[JsonDict]:
     """The `input` item list for `client.responses.create(input=...)`."""
     items: list[JsonDict] = []
     custom_calls: set[str] = set()
-    for message in api_messages(messages):
-        if message.role == "tool":
+    for message in api_order(plain(messages)):
+        role = message["role"]
+        if role == "tool":
             items.extend(
-                _result_item(part, part.call_id in custom_calls)
-                for part in message.parts
-                if isinstance(part, LiveToolResult)
+                _result_item(part, part["call_id"] in custom_calls)
+                for part in message["parts"]
+                if part["type"] == "tool_result"
             )
-        elif message.role == "assistant":
-            own = not message.reasoning_cleared
-            items.extend(_assistant_items(message.parts, custom_calls, own=own))
+        elif role == "assistant":
+            own = not message.get("reasoning_cleared", False)
+            items.extend(_assistant_items(message["parts"], custom_calls, own=own))
         else:
-            items.extend(_input_items(message.parts, ROLES[message.role]))
+            items.extend(_input_items(message["parts"], ROLES[role]))
     return items
 
 
 def _assistant_items(
-    parts: Sequence[LivePart], custom_calls: set[str], *, own: bool = True
+    parts: Sequence[JsonDict], custom_calls: set[str], *, own: bool = True
 ) -> list[JsonDict]:
     """A response's items; with `own=False` (its reasoning was cleared) as another provider's:
     the API refuses a `function_call` or `message` item sent with its `id` but without the
@@ -134,10 +130,10 @@ def _assistant_items(
         if own and is_native(part, OPENAI_RESPONSES):
             flush()
             item = sendable(native_block(part))
-            if item.get("type") == "custom_tool_call" and isinstance(part, ToolCallPart):
-                custom_calls.add(part.call_id)
+            if item.get("type") == "custom_tool_call" and part["type"] == "tool_call":
+                custom_calls.add(part["call_id"])
             items.append(item)
-        elif isinstance(part, ToolCallPart):
+        elif part["type"] == "tool_call":
             flush()
             items.append(_foreign_call(part, custom_calls))
         elif text := as_text(part):
@@ -192,30 +188,32 @@ def _as_input_message(item: JsonDict) -> JsonDict:
     return message
 
 
-def _foreign_call(part: ToolCallPart, custom_calls: set[str]) -> JsonDict:
+def _foreign_call(part: JsonDict, custom_calls: set[str]) -> JsonDict:
     """Another provider's tool call as a Responses call item."""
+    arguments = part.get("arguments", "{}")
     if is_native(part, OPENAI_CHAT) and native_block(part).get("type") == "custom":
-        custom_calls.add(part.call_id)
+        custom_calls.add(part["call_id"])
         return {
             "type": "custom_tool_call",
-            "call_id": part.call_id,
-            "name": part.name,
-            "input": part.arguments,
+            "call_id": part["call_id"],
+            "name": part["name"],
+            "input": arguments,
         }
     return {
         "type": "function_call",
-        "call_id": part.call_id,
-        "name": part.name,
-        "arguments": part.arguments,
+        "call_id": part["call_id"],
+        "name": part["name"],
+        "arguments": arguments,
     }
 
 
-def _result_item(part: LiveToolResult, custom: bool) -> JsonDict:
+def _result_item(part: JsonDict, custom: bool) -> JsonDict:
     kind = "custom_tool_call_output" if custom else "function_call_output"
-    return {"type": kind, "call_id": part.call_id, "output": result_content(part, OPENAI_RESPONSES)}
+    output = result_content(part, OPENAI_RESPONSES)
+    return {"type": kind, "call_id": part["call_id"], "output": output}
 
 
-def _input_items(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
+def _input_items(parts: Sequence[JsonDict], role: str) -> list[JsonDict]:
     """A system or user message: its content as one `message`, split where a Responses item of
     its own stands among the parts."""
     items: list[JsonDict] = []
@@ -234,12 +232,12 @@ def _input_items(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
             else:
                 flush()
                 items.append(sendable(block))
-        elif isinstance(part, TextPart):
-            content.append({"type": "input_text", "text": part.text})
-        elif isinstance(part, FilePart):
+        elif part["type"] == "text":
+            content.append({"type": "input_text", "text": part["text"]})
+        elif part["type"] == "file":
             sendable_file = role == "user" and not is_redacted_file(part)
             content.append(_input_file(part) if sendable_file else _mention(part))
-        elif isinstance(part, NativePart):
+        elif part["type"] == "native":
             text = foreign_text(part)
             if text:
                 content.append({"type": "input_text", "text": text})
@@ -247,16 +245,17 @@ def _input_items(parts: Sequence[LivePart], role: str) -> list[JsonDict]:
     return items
 
 
-def _mention(part: FilePart) -> JsonDict:
+def _mention(part: JsonDict) -> JsonDict:
     return {"type": "input_text", "text": file_mention(part)}
 
 
-def _input_file(part: FilePart) -> JsonDict:
-    if part.media_type.startswith("image/"):
-        return {"type": "input_image", "image_url": part.url or data_url(part), "detail": "auto"}
-    if part.data is not None:
+def _input_file(part: JsonDict) -> JsonDict:
+    if str(part["media_type"]).startswith("image/"):
+        url = part.get("url") or data_url(part)
+        return {"type": "input_image", "image_url": url, "detail": "auto"}
+    if part.get("data") is not None:
         file: JsonDict = {"type": "input_file", "file_data": data_url(part)}
-        if part.filename:
-            file["filename"] = part.filename
+        if part.get("filename"):
+            file["filename"] = part["filename"]
         return file
     return _mention(part)

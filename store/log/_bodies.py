@@ -22,8 +22,10 @@ from sessionstore.events import (
     Body,
     ContentRedacted,
     InvalidEvent,
+    MessageAppended,
     Payload,
     RecordedEvent,
+    StoredAppend,
     body_digests,
     collection_paused,
     decode_payload,
@@ -133,12 +135,28 @@ def decode_stored(recorder: Recorder, stored: Sequence[StoredEvent]) -> list[Rec
     """Events as read, decoded and upcast, their bodies joined back (read in one query per
     session for the lot). An event whose body is missing and was not redacted is damaged:
     `InvalidEvent` names it."""
+    return _decoded(recorder, stored, plain=False)  # type: ignore[return-value]
+
+
+def decode_for_fold(
+    recorder: Recorder, stored: Sequence[StoredEvent]
+) -> list[RecordedEvent | StoredAppend]:
+    """`decode_stored` for a fold: a `MessageAppended` of the current schema comes as a
+    `StoredAppend`, its message the stored JSON with its bodies joined, never validated into
+    models (see `sessionstore.projections._fold`)."""
+    return _decoded(recorder, stored, plain=True)
+
+
+def _decoded(
+    recorder: Recorder, stored: Sequence[StoredEvent], *, plain: bool
+) -> list[RecordedEvent | StoredAppend]:
     with collection_paused():
-        decoded: list[RecordedEvent | None] = []
+        decoded: list[RecordedEvent | StoredAppend | None] = []
         waiting: list[tuple[int, dict[str, Any]]] = []
         wanted: dict[str, set[str]] = {}
         for index, event in enumerate(stored):
-            if REFERENCE_HINT not in event.payload:
+            as_stored = plain and _as_stored(event)
+            if REFERENCE_HINT not in event.payload and not as_stored:
                 decoded.append(_recorded(event, decode_payload_json(*_typed(event))))
                 continue
             decoded.append(None)
@@ -148,10 +166,39 @@ def decode_stored(recorder: Recorder, stored: Sequence[StoredEvent]) -> list[Rec
             wanted.setdefault(event.session_id, set()).update(_DIGEST.findall(event.payload))
         if waiting:
             texts = {sid: bodies_of(recorder, sid, digests) for sid, digests in wanted.items()}
+            whole = {sid: digests <= texts[sid].keys() for sid, digests in wanted.items()}
             for index, data in waiting:
                 event = stored[index]
-                decoded[index] = _recorded(event, _joined(event, data, texts[event.session_id]))
+                found = texts[event.session_id]
+                if plain and _as_stored(event):
+                    if not whole[event.session_id]:
+                        _check_bodies(event, data, found)
+                    message = join_bodies(event.type, data, found)["message"]
+                    decoded[index] = StoredAppend(
+                        event.session_id, event.seq, event.hash, event.recorded_at, message
+                    )
+                else:
+                    decoded[index] = _recorded(event, _joined(event, data, found))
         return [event for event in decoded if event is not None]
+
+
+def _as_stored(event: StoredEvent) -> bool:
+    """Whether a fold takes the event as stored JSON: a message appended in today's schema
+    (an older one is upcast through its model)."""
+    return event.type == "MessageAppended" and event.schema_version == _APPENDED_VERSION
+
+
+_APPENDED_VERSION = MessageAppended.schema_version
+
+
+def _check_bodies(event: StoredEvent, data: dict[str, Any], texts: dict[str, str]) -> None:
+    """`InvalidEvent` when a body the event references is neither stored nor redacted."""
+    missing = [d for d in body_digests(event.type, data) if d not in texts]
+    if missing:
+        raise InvalidEvent(
+            f"event {event.seq} of {event.session_id!r} references body {missing[0]}, "
+            "which the store does not hold and no redaction deleted"
+        )
 
 
 _DIGEST = re.compile(r'"sha256": ?"([0-9a-f]{64})"')
@@ -164,12 +211,7 @@ def _joined(event: StoredEvent, data: dict[str, Any], texts: dict[str, str]) -> 
         joined = join_bodies(event.type, data, texts)
         return decode_payload(event.type, event.schema_version, joined)
     except InvalidEvent:
-        missing = [d for d in body_digests(event.type, data) if d not in texts]
-        if missing:
-            raise InvalidEvent(
-                f"event {event.seq} of {event.session_id!r} references body {missing[0]}, "
-                "which the store does not hold and no redaction deleted"
-            ) from None
+        _check_bodies(event, data, texts)
         raise
 
 
@@ -211,4 +253,11 @@ def _recorded(event: StoredEvent, payload: object) -> RecordedEvent:
     )
 
 
-__all__ = ["decode_stored", "pack_all", "redaction_placeholder", "unpack", "unpack_exact"]
+__all__ = [
+    "decode_for_fold",
+    "decode_stored",
+    "pack_all",
+    "redaction_placeholder",
+    "unpack",
+    "unpack_exact",
+]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -30,21 +30,23 @@ from sessionstore.events import (
     DatabaseUnavailable,
     InvalidEvent,
     InvalidReplayPoint,
-    Message,
     MessageAppended,
     RecordedEvent,
     SessionStarted,
+    StoredAppend,
     collection_paused,
     one_line,
 )
 from sessionstore.log._append import head_seq
-from sessionstore.log._bodies import decode_stored
+from sessionstore.log._bodies import decode_for_fold, decode_stored
 from sessionstore.projections import (
     PROJECTION,
     PROJECTION_VERSION,
     ContextFold,
     EventRef,
+    PlainMessage,
     parse_snapshot,
+    plain_message,
 )
 from sessionstore.storage import Recorder, StoredEvent
 
@@ -159,7 +161,7 @@ def fold_forward(
     not asked again, nor warned about, on every thousandth event); how many were folded."""
     last = from_seq - 1
     folded = 0
-    for event in events_of(recorder, session_id, from_seq, to_seq):
+    for event in _fold_inputs(recorder, session_id, from_seq, to_seq):
         fold.apply(event)
         folded += 1
         if checkpoint is not None and checkpoint_due(fold, last):
@@ -209,13 +211,27 @@ def events_of(
     recorder: Recorder, session_id: str, from_seq: int, to_seq: int
 ) -> Iterator[RecordedEvent]:
     """The session's events from `from_seq` to `to_seq`, in order, decoded and upcast."""
+    for page in _pages(recorder.events(session_id, from_seq, to_seq)):
+        yield from decode_stored(recorder, page)
+
+
+def _fold_inputs(
+    recorder: Recorder, session_id: str, from_seq: int, to_seq: int
+) -> Iterator[RecordedEvent | StoredAppend]:
+    """`events_of` as a fold takes them: appended messages as stored JSON (`decode_for_fold`)."""
+    for page in _pages(recorder.events(session_id, from_seq, to_seq)):
+        yield from decode_for_fold(recorder, page)
+
+
+def _pages(stored: Iterable[StoredEvent]) -> Iterator[list[StoredEvent]]:
+    """Events in pages of `_DECODE_PAGE`, whose bodies are read together."""
     page: list[StoredEvent] = []
-    for stored in recorder.events(session_id, from_seq, to_seq):
-        page.append(stored)
+    for event in stored:
+        page.append(event)
         if len(page) == _DECODE_PAGE:
-            yield from decode_stored(recorder, page)
+            yield page
             page = []
-    yield from decode_stored(recorder, page)
+    yield page
 
 
 def _from_newest_snapshot(
@@ -298,21 +314,27 @@ def _reference_limits(
     return limits
 
 
-def _messages(recorder: Recorder, refs: list[EventRef]) -> dict[EventRef, tuple[Message, bool]]:
-    """The messages stored at `refs`, each with whether it is a compaction summary."""
+def _messages(
+    recorder: Recorder, refs: list[EventRef]
+) -> dict[EventRef, tuple[PlainMessage, bool]]:
+    """The messages stored at `refs` (as stored JSON), each with whether it is a compaction
+    summary."""
     by_session: dict[str, list[int]] = {}
     for session_id, seq in refs:
         by_session.setdefault(session_id, []).append(seq)
-    found: dict[EventRef, tuple[Message, bool]] = {}
+    found: dict[EventRef, tuple[PlainMessage, bool]] = {}
     for session_id, seqs in by_session.items():
         wanted = set(seqs)
         kept = [e for e in _stored_at(recorder, session_id, sorted(wanted)) if e.seq in wanted]
-        for event in decode_stored(recorder, kept):  # a range read also reads those between
+        for event in decode_for_fold(recorder, kept):  # a range read reads those between too
+            if isinstance(event, StoredAppend):
+                found[(session_id, event.seq)] = (event.message, False)
+                continue
             payload = event.payload
             if isinstance(payload, MessageAppended):
-                found[(session_id, event.seq)] = (payload.message, False)
+                found[(session_id, event.seq)] = (plain_message(payload.message), False)
             elif isinstance(payload, ContextCompacted):
-                found[(session_id, event.seq)] = (payload.summary, True)
+                found[(session_id, event.seq)] = (plain_message(payload.summary), True)
     return found
 
 

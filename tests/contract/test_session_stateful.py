@@ -644,7 +644,9 @@ class SessionMachine(RuleBasedStateMachine):
         context = self.s.context()
         for api in APIS:
             sent = [
-                part.tokens if isinstance(part, LiveToolResult) else _sent_part_tokens(part, api)
+                part.tokens
+                if isinstance(part, LiveToolResult)
+                else _sent_part_tokens(part.model_dump(), api)
                 for message in api_messages(context.messages)
                 for part in message.parts
             ]
