@@ -105,7 +105,8 @@ def test_a_resume_renders_every_api_without_building_a_model(
             "tool",
             "user",
         ]
-        assert context.messages[3].parts[0].status == "pruned"
+        pruned = context.messages[3].parts[0]
+        assert isinstance(pruned, LiveToolResult) and pruned.status == "pruned"
 
 
 def stored_message(backend: Backend, session_id: str, seq: int, message: dict[str, Any]) -> None:
@@ -120,7 +121,7 @@ def stored_message(backend: Backend, session_id: str, seq: int, message: dict[st
     )
 
 
-UNFIT = {
+UNFIT: dict[str, dict[str, Any]] = {
     "text not a string": {"parts": [{"type": "text", "id": "p", "text": 5, "tokens": 1}]},
     "parts not a list": {"parts": "hello"},
     "no parts": {"parts": []},
