@@ -79,7 +79,12 @@ events = sa.Table(
     sa.Column("hash", sa.String(64), nullable=False),
     sa.UniqueConstraint("session_id", "seq", name="uq_events_session_seq"),
     sa.UniqueConstraint("session_id", "event_id", name="uq_events_session_event_id"),
+    sa.Index("ix_events_redactions", "session_id"),
 )
+"""`ix_events_redactions` is partial: `WHERE type = 'ContentRedacted'` (`REDACTION`), as
+revision 0007 makes it (the redaction events alone, so an append of anything else writes
+nothing to it). Declared here without its predicate: a dialect's `*_where` loads that
+dialect's module wherever the schema is imported."""
 
 sessions = sa.Table(
     "sessions",
@@ -150,6 +155,7 @@ blob_refs = sa.Table(
     metadata,
     sa.Column("session_id", sa.String(SESSION_ID_LENGTH), primary_key=True),
     sa.Column("digest", sa.String(DIGEST_LENGTH), primary_key=True),
+    sa.Index("ix_blob_refs_digest", "digest"),
 )
 """Which sessions' events hold which bodies: a session reads a body only through its own row,
 so a redaction (which deletes the row) takes the body out of that session alone, and the body
