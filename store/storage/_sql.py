@@ -465,6 +465,15 @@ class SqlRecorder:
             rows = conn.execute(INDEXED, {"session_id": session_id}).all()
         return [(int(seq), int(part), int(chunk), digest) for seq, part, chunk, digest in rows]
 
+    def each_indexed(self, session_id: str) -> Iterator[tuple[int, int, int, str | None]]:
+        query = INDEXED.order_by(None)  # any order: a sort would hold them all in the database
+        with self._reading() as conn:
+            found = conn.execution_options(yield_per=2000).execute(
+                query, {"session_id": session_id}
+            )
+            for seq, part, chunk, digest in found:
+                yield int(seq), int(part), int(chunk), digest
+
     def search(self, where: SearchFilter) -> list[SearchRow]:
         with self._reading() as conn:
             rows = conn.execute(found_events(where, self._matching(where.phrases))).all()
