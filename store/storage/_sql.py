@@ -291,6 +291,10 @@ INDEXED = (
 )
 
 
+EVERY_INDEXED = INDEXED.order_by(None)
+"""`INDEXED` in any order: a sort would gather them all in the database first."""
+
+
 def index_values(session_id: str, entry: SearchEntry) -> dict[str, Any]:
     return {"session_id": session_id, **entry._asdict()}
 
@@ -466,10 +470,9 @@ class SqlRecorder:
         return [(int(seq), int(part), int(chunk), digest) for seq, part, chunk, digest in rows]
 
     def each_indexed(self, session_id: str) -> Iterator[tuple[int, int, int, str | None]]:
-        query = INDEXED.order_by(None)  # any order: a sort would hold them all in the database
         with self._reading() as conn:
             found = conn.execution_options(yield_per=2000).execute(
-                query, {"session_id": session_id}
+                EVERY_INDEXED, {"session_id": session_id}
             )
             for seq, part, chunk, digest in found:
                 yield int(seq), int(part), int(chunk), digest
