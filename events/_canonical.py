@@ -172,6 +172,10 @@ _ENCODER = json.JSONEncoder(
 third of the cost of the small dumps each append hashes."""
 
 
+_string = json.encoder.encode_basestring
+"""How `_ENCODER` writes a string (`ensure_ascii=False`): quoted, with JSON's escapes."""
+
+
 def _dumps(value: Any) -> bytes:
     return _ENCODER.encode(value).encode("utf-8")
 
@@ -182,7 +186,7 @@ def format_timestamp(moment: datetime) -> str:
         raise ValueError("timestamps must be timezone-aware")
     utc = moment.astimezone(UTC)
     if utc.year >= 1000:  # the same text as strftime's, at a third of its cost (every hash)
-        return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+        return utc.isoformat(timespec="microseconds")[:-6] + "Z"  # less its "+00:00"
     return utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # the year as strftime writes it here
 
 
@@ -204,24 +208,38 @@ def event_hash(
     exactly the bytes of `canonical_json` over the whole envelope without walking the payload
     again.
     """
-    rest = {
-        "prev_hash": prev_hash,
-        "recorded_at": format_timestamp(recorded_at),
-        "schema_version": schema_version,
-        "seq": seq,
-        "session_id": session_id,
-        "type": event_type,
-    }
-    body = b"".join(
-        (
-            b'{"event_id":',
-            _dumps(event_id),
-            b',"payload":',
-            payload_json,
-            b",",
-            _dumps(rest)[1:],
+    stamp = format_timestamp(recorded_at)
+    if (
+        type(seq) is int
+        and type(schema_version) is int
+        and type(event_id) is type(session_id) is type(event_type) is type(prev_hash) is str
+    ):  # the envelope's text written here: `_dumps` of its dict was a third of a verify's hashing
+        head = f'{{"event_id":{_string(event_id)},"payload":'
+        tail = (
+            f',"prev_hash":{_string(prev_hash)},"recorded_at":{_string(stamp)},'
+            f'"schema_version":{schema_version},"seq":{seq},'
+            f'"session_id":{_string(session_id)},"type":{_string(event_type)}}}'
         )
-    )
+        body = b"".join((head.encode("utf-8"), payload_json, tail.encode("utf-8")))
+    else:
+        rest = {
+            "prev_hash": prev_hash,
+            "recorded_at": stamp,
+            "schema_version": schema_version,
+            "seq": seq,
+            "session_id": session_id,
+            "type": event_type,
+        }
+        body = b"".join(
+            (
+                b'{"event_id":',
+                _dumps(event_id),
+                b',"payload":',
+                payload_json,
+                b",",
+                _dumps(rest)[1:],
+            )
+        )
     digest = hashlib.sha256(prev_hash.encode("ascii"))
     digest.update(body)
     return digest.hexdigest()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import secrets
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -43,17 +44,26 @@ from sessionstore.events import (
     body_digests,
     collection_paused,
     decode_payload,
+    decode_payload_json,
     digest_of,
     join_bodies,
+    search_entries,
     verify_chain,
 )
-from sessionstore.log._bodies import bodies_of, decode_stored, redactions, unpack, unpack_exact
+from sessionstore.log._bodies import (
+    _DIGEST,
+    _joined,
+    _recorded,
+    bodies_of,
+    redactions,
+    unpack,
+    unpack_exact,
+)
 from sessionstore.log._replay import load_fold
 from sessionstore.log._search import index_problems
 from sessionstore.projections import PROJECTION, PROJECTION_VERSION, ContextFold, parse_snapshot
 from sessionstore.storage import (
     COMPACTION,
-    BodyRow,
     Recorder,
     SessionInfo,
     StoredEvent,
@@ -61,9 +71,10 @@ from sessionstore.storage import (
 )
 
 CHECKPOINT_FORMAT = "sessionstore-checkpoint"
-_BODIES_PER_READ = 200
-_FOLD_PAGE = 500
-"""Rows decoded and folded together while verifying: their bodies are read in one query."""
+_PAGE = 500
+"""Rows checked together while verifying (their bodies read in one query): what the walk
+holds at a time."""
+REDACTION = "ContentRedacted"
 MAX_SEQ = 2**31 - 1
 """The largest seq a session can reach: `events.seq` is a 32-bit INTEGER on PostgreSQL."""
 
@@ -168,25 +179,23 @@ def verify_session(
     recorder: Recorder, session_id: str, checkpoint: SessionHead | None = None
 ) -> VerifyReport:
     """Everything `verify` checks of one session (see the module docstring), in one read of
-    its events: each page is chained and folded as it comes, so no more than a page of rows
-    is held at a time.
+    its events, a page (`_PAGE` rows) at a time: once the chain has checked a page, its bodies
+    are read in one query and serve the body check, the search index check and the refold, and
+    then the page is let go. What is kept across pages does not grow with the session: the
+    problems found, the index rows the events give summed into one number (`_IndexSum`), and
+    the index rows of texts a redaction deletes later in the log.
 
     The cyclic garbage collector is paused throughout: the walk allocates millions of small
     acyclic objects (parsed payloads, links, decoded events) that reference counting frees,
     and the collections their allocation triggers were about a fifth of its CPU while finding
-    nothing to free. Each payload's digests are found once and serve the body check and the
-    index check, and each body is read once: the texts the index check needs are kept by the
-    body check as it reads them."""
+    nothing to free."""
     row = recorder.session(session_id)
     first: list[ChainLink] = []
     last: list[ChainLink] = []
     at_checkpoint: list[ChainLink] = []
-    referenced: dict[str, int] = {}  # digest -> the first seq that references it
     counted = row.live_tokens if row is not None else None
-    refold = _Refold(recorder, session_id, counted is not None)
-    searched: list[tuple[int, datetime, str, Mapping[str, Any]]] = []  # what the index reads
-    indexed_bodies = _IndexBodies()  # the digests the index reads, and their texts
-
+    gone = redactions(recorder, session_id)  # what a redaction deleted: digest -> placeholder
+    walk = _Walk(recorder, session_id, gone, _Refold(recorder, session_id, counted is not None))
     compactions = 0
 
     def watched(stored_events: Iterator[StoredEvent]) -> Iterator[ChainLink]:
@@ -194,22 +203,15 @@ def verify_session(
         for stored in stored_events:
             link = chain_link(stored)
             compactions += link.type == COMPACTION
-            is_searched = link.type in SEARCHED_EVENTS or link.type == "ContentRedacted"
-            if is_searched:
-                searched.append((link.seq, link.recorded_at, link.type, link.payload))
-            if REFERENCE_HINT in stored.payload:  # no reference without it: none to look for
-                digests = body_digests(link.type, link.payload)
-                for digest in digests:
-                    referenced.setdefault(digest, link.seq)
-                if is_searched:
-                    indexed_bodies.wanted.update(digests)
             if not first:
                 first.append(link)
             if checkpoint is not None and link.seq == checkpoint.seq:
                 at_checkpoint.append(link)
             last[:] = [link]
-            refold.add(stored)
+            walk.page.append((stored, link))
             yield link
+            if len(walk.page) == _PAGE:  # the chain has checked the whole page
+                walk.check_page(first[0])
 
     chain = verify_chain(
         session_id,
@@ -217,6 +219,9 @@ def verify_session(
         head_seq=row.version if row is not None else None,
         head_hash=row.head_hash if row is not None else None,
     )
+    # the rest of the last page; past a break, only its bodies (its events after the break
+    # are unseen, and nothing is folded or indexed from a chain that does not hold)
+    walk.check_page(first[0] if first else None, whole=chain.ok)
     problems: list[str] = []
     started = _started(recorder, session_id, first[0]) if first else None
     if not first:
@@ -236,12 +241,12 @@ def verify_session(
         problems.extend(_fork_problems(recorder, started))
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(checkpoint, at_checkpoint, last))
-    if not chain.ok:  # a broken chain stops the reading: its events after the break are unseen
-        indexed_bodies.wanted.clear()
-    problems.extend(body_problems(recorder, session_id, referenced, indexed_bodies))
-    if chain.ok and not indexed_bodies.damaged:  # a damaged body: body_problems names it
-        problems.extend(index_problems(recorder, session_id, searched, indexed_bodies.texts))
+    problems.extend(walk.damaged_bodies)
+    problems.extend(walk.missing_bodies)
+    if chain.ok and not walk.index.damaged:  # a damaged body: the body check names it
+        problems.extend(walk.index.problems(recorder, session_id))
     bad_snapshots: tuple[tuple[int, str], ...] = ()
+    refold = walk.refold
     if chain.ok and started is not None:
         refold.finish()
         if refold.unreadable is not None:  # an event the fold cannot read: no snapshot holds
@@ -268,12 +273,187 @@ def verify_session(
     )
 
 
+_Page = list[tuple[StoredEvent, ChainLink]]
+
+
+class _Walk:
+    """The checks made a page of events at a time, once the chain has checked the page.
+
+    Each page's bodies are read in one query (every digest its events reference, and for the
+    refold every digest their text names, as `decode_stored` reads them), and each row read
+    serves three checks: the body check (its bytes are exactly one body with its digest), the
+    index check (the text the index rows are derived from) and the refold (the text joined
+    back into its event). A body referenced on several pages is read and checked on each;
+    a problem with it is reported once, at its first reference."""
+
+    def __init__(
+        self, recorder: Recorder, session_id: str, gone: Mapping[str, str], refold: _Refold
+    ) -> None:
+        self.recorder = recorder
+        self.session_id = session_id
+        self.gone = gone
+        self.refold = refold
+        self.index = _IndexSum(gone.keys())
+        self.page: _Page = []
+        self.damaged_bodies: list[str] = []
+        self.missing_bodies: list[str] = []
+        self.reported: set[str] = set()  # the digests a problem was reported for
+
+    def check_page(self, first: ChainLink | None, *, whole: bool = True) -> None:
+        page, self.page = self.page, []
+        if not page:
+            return
+        referenced: dict[str, int] = {}  # digest -> the first seq of the page that references it
+        named: set[str] = set()  # every digest the page's texts name (what the refold reads)
+        indexed_digests: set[str] = set()
+        searched: list[tuple[int, datetime, str, Mapping[str, Any]]] = []
+        folding = whole and self.refold.reading
+        for stored, link in page:
+            is_searched = link.type in SEARCHED_EVENTS or link.type == REDACTION
+            if is_searched:
+                searched.append((link.seq, link.recorded_at, link.type, link.payload))
+            if REFERENCE_HINT in stored.payload:  # no reference without it: none to look for
+                digests = body_digests(link.type, link.payload)
+                for digest in digests:
+                    referenced.setdefault(digest, link.seq)
+                if is_searched:
+                    indexed_digests.update(digests)
+                if folding:
+                    named.update(_DIGEST.findall(stored.payload))
+        rows = (
+            self.recorder.bodies(self.session_id, sorted(referenced.keys() | named))
+            if referenced or named
+            else []
+        )
+        texts: dict[str, str] = {}  # as `unpack` reads them: the index's and the fold's
+        unreadable: dict[str, BaseException] = {}  # why `unpack` cannot read a row
+        for body in rows:
+            exact: str | None = None
+            try:
+                exact = unpack_exact(body)
+                intact = digest_of(exact) == body.digest
+            except ValueError:  # not zlib, trailing bytes, not UTF-8, an unknown compression
+                intact = False
+            if exact is None:
+                try:
+                    exact = unpack(body)
+                except (ValueError, zlib.error) as exc:
+                    unreadable[body.digest] = exc
+                    if whole and body.digest in indexed_digests:
+                        self.index.damaged = True
+            if exact is not None:
+                texts[body.digest] = exact
+            if not intact and body.digest in referenced and body.digest not in self.reported:
+                self.reported.add(body.digest)
+                seq = referenced[body.digest]
+                self.damaged_bodies.append(
+                    f"the body {body.digest} (event {seq}) does not have its digest"
+                )
+        found = {body.digest for body in rows}
+        for digest, seq in referenced.items():
+            if digest not in found and digest not in self.gone and digest not in self.reported:
+                self.reported.add(digest)
+                self.missing_bodies.append(
+                    f"event {seq} references body {digest}, which is not stored "
+                    "and no redaction deleted"
+                )
+        if not whole:
+            return
+        if not self.index.damaged:
+            self.index.add_page(searched, {d: t for d, t in texts.items() if d in indexed_digests})
+        if folding:
+            self.refold.fold_page(page, first, _Texts(texts, unreadable, named, self.gone))
+
+
+@dataclass(slots=True)
+class _Texts:
+    """The bodies a page's refold joins, as `bodies_of` gives them: `texts` as `unpack` reads
+    them, `unreadable` the rows it cannot read (`read` raises what `unpack` raised), and the
+    placeholders of redacted bodies over them when any digest `named` is not stored."""
+
+    texts: dict[str, str]
+    unreadable: dict[str, BaseException]
+    named: set[str]
+    gone: Mapping[str, str]
+
+    def read(self) -> dict[str, str]:
+        if self.unreadable:
+            raise next(iter(self.unreadable.values()))
+        joined = dict(self.texts)
+        if len(joined) < len(self.named):
+            joined.update(self.gone)
+        return joined
+
+
+class _IndexSum:
+    """The search index check, without holding the session's index rows: the rows its events
+    give (as `search_entries` derives them) and the rows the index holds are each summed into
+    one number, a keyed hash of each row added modulo 2**64 (a multiset hash: equal sums mean
+    equal rows but for a chance of about 2**-64). The hash is the interpreter's string hash
+    (SipHash, keyed by a secret drawn per process) of the row after a prefix drawn afresh for
+    each check, so a row cannot be forged to aim at a sum; it costs a tenth of a keyed
+    `blake2b` per row, which was a tenth of verify's CPU. Only when the sums differ are the rows
+    compared one by one, as `index_problems` does, to say which are missing and which extra.
+
+    A redaction takes out the rows of the texts it deletes from every earlier event, which can
+    be pages back: the rows of the texts some redaction of the session names (`redacted`) are
+    kept aside until the end of the log, and dropped when a later redaction names them."""
+
+    def __init__(self, redacted: Iterable[str]) -> None:
+        self.redacted = frozenset(redacted)
+        self.key = secrets.token_hex(16)
+        self.expected = 0
+        self.held: list[tuple[int, int, int, str | None]] = []
+        self.damaged = False
+
+    def _sum(self, rows: Iterable[tuple[int, int, int, str | None]]) -> int:
+        key = self.key
+        return sum(
+            hash(f"{key} {seq} {part} {chunk} {digest}") for seq, part, chunk, digest in rows
+        )
+
+    def add_page(
+        self, searched: list[tuple[int, datetime, str, Mapping[str, Any]]], texts: dict[str, str]
+    ) -> None:
+        if not searched:
+            return
+        deleted = {
+            d
+            for _, _, kind, data in searched
+            if kind == REDACTION
+            for d in data.get("digests") or ()
+            if isinstance(d, str)
+        }
+        if deleted and self.held:
+            self.held = [row for row in self.held if row[3] not in deleted]
+        entries, _ = search_entries(searched, texts)
+        rows = [(e.seq, e.part, e.chunk, e.digest) for e in entries]
+        if self.redacted:
+            self.held.extend(row for row in rows if row[3] in self.redacted)
+            rows = [row for row in rows if row[3] not in self.redacted]
+        self.expected += self._sum(rows)
+
+    def problems(self, recorder: Recorder, session_id: str) -> Iterator[str]:
+        expected = (self.expected + self._sum(self.held)) % 2**64
+        if self._sum(recorder.each_indexed(session_id)) % 2**64 == expected:
+            return
+        searched = [
+            (link.seq, link.recorded_at, link.type, link.payload)
+            for link in map(chain_link, recorder.events(session_id, 1, MAX_SEQ))
+            if link.type in SEARCHED_EVENTS or link.type == REDACTION
+        ]
+        yield from index_problems(recorder, session_id, searched)
+
+
 class _Refold:
-    """The session folded again from its first event as its rows stream past (a page decoded
-    at a time, bodies joined in one query per page), each stored snapshot compared with the
-    fold at its seq and the live tokens taken at the end. Nothing is folded when the session
-    has no snapshot and its row counts no live tokens. A row the fold cannot read stops it:
-    `unreadable` says why (no snapshot can then be trusted)."""
+    """The session folded again from its first event, a page at a time, each stored snapshot
+    compared with the fold at its seq and the live tokens taken at the end. Nothing is folded
+    when the session has no snapshot and its row counts no live tokens. A row the fold cannot
+    read stops it: `unreadable` says why (no snapshot can then be trusted).
+
+    Each page is decoded as `decode_stored` decodes it (the same errors, in the same order)
+    from what the walk already holds: the payloads the chain parsed (a reference's text joined
+    into them in place, the chain being done with them) and the bodies the walk read."""
 
     def __init__(self, recorder: Recorder, session_id: str, count_live: bool) -> None:
         self.recorder = recorder
@@ -284,32 +464,24 @@ class _Refold:
         }
         self.active = bool(self.wanted) or count_live
         self.fold: ContextFold | None = None
-        self.page: list[StoredEvent] = []
         self.bad: list[tuple[int, str]] = []
         self.unreadable: str | None = None
         self.live_tokens: int | None = None
 
-    def add(self, stored: StoredEvent) -> None:
-        if not self.active:
-            return
-        self.page.append(stored)
-        if len(self.page) == _FOLD_PAGE:
-            self._fold_page()
+    @property
+    def reading(self) -> bool:
+        return self.active and self.unreadable is None
 
     def finish(self) -> None:
         if not self.active:
             return
-        self._fold_page()
         if self.unreadable is None and self.fold is not None:
             self.live_tokens = self.fold.tokens
         self.bad.extend((seq, "it stands past the end of the log") for seq in self.wanted)
 
-    def _fold_page(self) -> None:
-        page, self.page = self.page, []
-        if not page or self.unreadable is not None:
-            return
+    def fold_page(self, page: _Page, first: ChainLink | None, bodies: _Texts) -> None:
         try:
-            for event in decode_stored(self.recorder, page):
+            for event in _decoded(page, first, bodies):
                 if self.fold is None:
                     self.fold = self._start(event)
                 self.fold.apply(event)
@@ -328,6 +500,29 @@ class _Refold:
             parent = started.parent_session_id, started.parent_seq or 0
             return load_fold(self.recorder, *parent, use_snapshots=False).fold
         return ContextFold()
+
+
+def _decoded(page: _Page, first: ChainLink | None, bodies: _Texts) -> list[RecordedEvent]:
+    """The page's events decoded and upcast, their bodies joined back, as `decode_stored`
+    gives them: an event without a reference first, from its text, in order; then the bodies
+    (`unpack` failing on one stops here), then each event with references, from the payload
+    the chain parsed (the first event's is parsed again: `_started` reads it later)."""
+    decoded: list[RecordedEvent | None] = []
+    waiting: list[tuple[int, dict[str, Any]]] = []
+    for index, (stored, link) in enumerate(page):
+        if REFERENCE_HINT not in stored.payload:
+            payload = decode_payload_json(stored.type, stored.schema_version, stored.payload)
+            decoded.append(_recorded(stored, payload))
+            continue
+        decoded.append(None)
+        data = json.loads(stored.payload) if link is first else link.payload
+        waiting.append((index, data))  # type: ignore[arg-type]  # json.loads gave a dict
+    if waiting:
+        texts = bodies.read()
+        for index, data in waiting:
+            stored = page[index][0]
+            decoded[index] = _recorded(stored, _joined(stored, data, texts))
+    return [event for event in decoded if event is not None]
 
 
 def missing_session(head: SessionHead) -> VerifyReport:
@@ -378,70 +573,6 @@ def _fork_problems(recorder: Recorder, started: SessionStarted) -> Iterator[str]
             f"it forks {parent!r} at seq {started.parent_seq}, but that event's hash is not "
             "the parent_hash it recorded: the parent's history changed"
         )
-
-
-@dataclass(slots=True)
-class _IndexBodies:
-    """The bodies the search index check reads (`wanted`), kept by `body_problems` as it
-    reads every referenced body, so no body is read twice: `texts` as `unpack` gives them (what
-    an append indexed), and `damaged` when one of them cannot be unpacked at all."""
-
-    wanted: set[str] = field(default_factory=set)
-    texts: dict[str, str] = field(default_factory=dict)
-    damaged: bool = False
-
-
-def body_problems(
-    recorder: Recorder,
-    session_id: str,
-    referenced: Mapping[str, int],
-    indexed: _IndexBodies | None = None,
-) -> Iterator[str]:
-    """Each body the session's events reference is stored with bytes that have its digest,
-    or was deleted by a redaction of the session.
-
-    Every body the session reads is checked, whatever its history: one a redaction deleted
-    may be stored again (the same text appended since, or other text put there by hand), and
-    a read then joins it where the redacted part stood. A row is intact only when its bytes
-    are exactly one body (`unpack_exact`: nothing after a zlib stream) of that digest."""
-    if not referenced:
-        return
-    digests = list(referenced)
-    found: set[str] = set()
-    for start in range(0, len(digests), _BODIES_PER_READ):
-        for row in recorder.bodies(session_id, digests[start : start + _BODIES_PER_READ]):
-            found.add(row.digest)
-            text: str | None = None
-            try:
-                text = unpack_exact(row)
-                intact = digest_of(text) == row.digest
-            except ValueError:  # not zlib, trailing bytes, not UTF-8, an unknown compression
-                intact = False
-            if indexed is not None and row.digest in indexed.wanted:
-                _keep_for_index(indexed, row, text)
-            if not intact:
-                seq = referenced[row.digest]
-                yield f"the body {row.digest} (event {seq}) does not have its digest"
-    gone = redactions(recorder, session_id) if len(found) < len(digests) else {}
-    for digest in digests:
-        if digest not in found and digest not in gone:
-            yield (
-                f"event {referenced[digest]} references body {digest}, which is not stored "
-                "and no redaction deleted"
-            )
-
-
-def _keep_for_index(indexed: _IndexBodies, row: BodyRow, exact: str | None) -> None:
-    """The text the index check reads for `row`: `unpack_exact`'s when it gave one (the same
-    text `unpack` gives, since the row ends where its stream ends), else `unpack`'s, which
-    tolerates bytes after a zlib stream."""
-    if exact is None:
-        try:
-            exact = unpack(row)
-        except (ValueError, zlib.error):
-            indexed.damaged = True
-            return
-    indexed.texts[row.digest] = exact
 
 
 def _checkpoint_problems(

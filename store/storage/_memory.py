@@ -453,6 +453,9 @@ class MemoryRecorder:
             entries = self._db.index.get(session_id, [])
             return sorted((e.seq, e.part, e.chunk, e.digest) for e, _ in entries)
 
+    def each_indexed(self, session_id: str) -> Iterator[tuple[int, int, int, str | None]]:
+        yield from self.indexed(session_id)
+
     def search(self, where: SearchFilter) -> list[SearchRow]:
         """Every index row's words matched against the phrases, one by one (no index: a
         memory store is small)."""

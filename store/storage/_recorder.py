@@ -299,6 +299,12 @@ class Recorder(Protocol):
         `verify` compares with the rows its events give."""
         ...
 
+    def each_indexed(self, session_id: str) -> Iterator[tuple[int, int, int, str | None]]:
+        """The session's search index rows as (seq, part, chunk, digest), in any order, read
+        as they are consumed: `verify` sums them without holding the rows of a long session
+        (the table has no index by seq to read them a page of seqs at a time)."""
+        ...
+
     def session_ids(self) -> list[str]:
         """Every id with a `sessions` row or events, sorted: what `verify_all` checks."""
         ...

@@ -291,6 +291,10 @@ INDEXED = (
 )
 
 
+EVERY_INDEXED = INDEXED.order_by(None)
+"""`INDEXED` in any order: a sort would gather them all in the database first."""
+
+
 def index_values(session_id: str, entry: SearchEntry) -> dict[str, Any]:
     return {"session_id": session_id, **entry._asdict()}
 
@@ -464,6 +468,14 @@ class SqlRecorder:
         with self._reading() as conn:
             rows = conn.execute(INDEXED, {"session_id": session_id}).all()
         return [(int(seq), int(part), int(chunk), digest) for seq, part, chunk, digest in rows]
+
+    def each_indexed(self, session_id: str) -> Iterator[tuple[int, int, int, str | None]]:
+        with self._reading() as conn:
+            found = conn.execution_options(yield_per=2000).execute(
+                EVERY_INDEXED, {"session_id": session_id}
+            )
+            for seq, part, chunk, digest in found:
+                yield int(seq), int(part), int(chunk), digest
 
     def search(self, where: SearchFilter) -> list[SearchRow]:
         with self._reading() as conn:

@@ -56,6 +56,7 @@ from sessionstore.storage._sql import (
     BODIES,
     DROP_TAGS,
     EVENTS_BETWEEN,
+    EVERY_INDEXED,
     EVERY_TAG,
     FORGET_BODY,
     FORGET_REF,
@@ -129,6 +130,7 @@ def insert_ignoring(table: sa.Table) -> sa.Insert:
 
 _HEAD = driver_sql(HEAD, ("session_id",))
 _EVENTS_BETWEEN = driver_sql(EVENTS_BETWEEN, ("session_id", "low", "high"))
+_EVERY_INDEXED = driver_sql(EVERY_INDEXED, ("session_id",))
 _MOVE_HEAD = driver_sql(
     MOVE_HEAD,
     ("new_seq", "new_hash", "new_time", "live_tokens", "compacted", "session_id", "read_seq"),
@@ -476,6 +478,14 @@ class SqliteRecorder(SqlRecorder):
                 sql = _bodies(len(chunk)).text
                 found.extend(map(BodyRow._make, driver.execute(sql, (session_id, *chunk))))
         return found
+
+    def each_indexed(self, session_id: str) -> Iterator[tuple[int, int, int, str | None]]:
+        """On the sqlite3 connection, its rows as the driver gives them (ints and a text): the
+        row processing of SQLAlchemy's result was four fifths of reading a long session's."""
+        with self._driver("read index rows") as driver:
+            found = driver.execute(_EVERY_INDEXED.text, (session_id, *_EVERY_INDEXED.fixed))
+            while rows := found.fetchmany(2000):
+                yield from rows
 
     # figures
 

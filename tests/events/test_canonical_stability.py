@@ -7,6 +7,7 @@ parser for `read`), without a database.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import replace
@@ -99,3 +100,55 @@ def test_canonical_bytes_are_refused_or_read_back_unchanged_by_every_reader(valu
 
     assert canonical_json(json.loads(stored)) == stored  # verify's reader
     assert canonical_json(pydantic_core.from_json(stored)) == stored  # read's parser
+
+
+ids = st.text(st.characters(codec="utf-8"), max_size=12)
+
+
+@given(
+    event_id=ids,
+    session_id=ids,
+    event_type=ids,
+    seq=st.integers(min_value=1, max_value=2**31 - 1),
+    schema_version=st.integers(min_value=1, max_value=9),
+    recorded_at=st.datetimes(timezones=st.timezones()),
+    text=ids,
+)
+def test_event_hash_is_the_sha256_of_the_previous_hash_and_the_canonical_envelope(
+    event_id: str,
+    session_id: str,
+    event_type: str,
+    seq: int,
+    schema_version: int,
+    recorded_at: datetime,
+    text: str,
+) -> None:
+    """`event_hash` writes the envelope's text itself, around the payload's canonical bytes:
+    the bytes must be exactly those of the whole envelope written out canonically (escapes,
+    non-ASCII text and a time in any zone included)."""
+    payload = {"text": text}
+    envelope = {
+        "event_id": event_id,
+        "payload": payload,
+        "prev_hash": GENESIS_HASH,
+        "recorded_at": recorded_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "schema_version": schema_version,
+        "seq": seq,
+        "session_id": session_id,
+        "type": event_type,
+    }
+    whole = json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    expected = hashlib.sha256(GENESIS_HASH.encode() + whole.encode("utf-8")).hexdigest()
+
+    found = event_hash(
+        prev_hash=GENESIS_HASH,
+        event_id=event_id,
+        session_id=session_id,
+        seq=seq,
+        event_type=event_type,
+        schema_version=schema_version,
+        recorded_at=recorded_at,
+        payload_json=json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode(),
+    )
+
+    assert found == expected

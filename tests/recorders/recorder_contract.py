@@ -614,6 +614,8 @@ class RecorderContract:
         assert recorder.indexed("s1") == []
         assert recorder.indexed("s2") == [(4, 0, 0, secret.digest)]
         assert recorder.indexed("nobody") == []
+        assert list(recorder.each_indexed("s2")) == [(4, 0, 0, secret.digest)]
+        assert list(recorder.each_indexed("nobody")) == []
 
     # lifecycle
 
