@@ -157,13 +157,13 @@ def _decoded(
         for index, event in enumerate(stored):
             as_stored = plain and _as_stored(event)
             if REFERENCE_HINT not in event.payload and not as_stored:
-                decoded.append(_recorded(event, decode_payload_json(*_typed(event))))
+                decoded.append(recorded_event(event, decode_payload_json(*_typed(event))))
                 continue
             decoded.append(None)
             waiting.append((index, json.loads(event.payload)))
             # every digest the text names (a superset of its references: a provider's own
             # envelope may hold a "sha256" too), found without walking the payload
-            wanted.setdefault(event.session_id, set()).update(_DIGEST.findall(event.payload))
+            wanted.setdefault(event.session_id, set()).update(DIGEST_NAMED.findall(event.payload))
         if waiting:
             texts = {sid: bodies_of(recorder, sid, digests) for sid, digests in wanted.items()}
             whole = {sid: digests <= texts[sid].keys() for sid, digests in wanted.items()}
@@ -178,7 +178,7 @@ def _decoded(
                         event.session_id, event.seq, event.hash, event.recorded_at, message
                     )
                 else:
-                    decoded[index] = _recorded(event, _joined(event, data, found))
+                    decoded[index] = recorded_event(event, joined_payload(event, data, found))
         return [event for event in decoded if event is not None]
 
 
@@ -201,10 +201,12 @@ def _check_bodies(event: StoredEvent, data: dict[str, Any], texts: dict[str, str
         )
 
 
-_DIGEST = re.compile(r'"sha256": ?"([0-9a-f]{64})"')
+DIGEST_NAMED = re.compile(r'"sha256": ?"([0-9a-f]{64})"')
+"""Every digest a stored payload's text names: a superset of its references (a provider's own
+envelope may hold a "sha256" too), found without parsing it."""
 
 
-def _joined(event: StoredEvent, data: dict[str, Any], texts: dict[str, str]) -> Payload:
+def joined_payload(event: StoredEvent, data: dict[str, Any], texts: dict[str, str]) -> Payload:
     """The payload with its bodies; a reference left unjoined (its body missing) is no valid
     value where it stands, so decoding fails, and then the error names the body."""
     try:
@@ -238,7 +240,7 @@ def _typed(event: StoredEvent) -> tuple[str, int, str]:
     return event.type, event.schema_version, event.payload
 
 
-def _recorded(event: StoredEvent, payload: object) -> RecordedEvent:
+def recorded_event(event: StoredEvent, payload: object) -> RecordedEvent:
     return RecordedEvent(
         position=event.position,
         session_id=event.session_id,
@@ -254,9 +256,12 @@ def _recorded(event: StoredEvent, payload: object) -> RecordedEvent:
 
 
 __all__ = [
+    "DIGEST_NAMED",
     "decode_for_fold",
     "decode_stored",
+    "joined_payload",
     "pack_all",
+    "recorded_event",
     "redaction_placeholder",
     "unpack",
     "unpack_exact",

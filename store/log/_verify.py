@@ -51,10 +51,10 @@ from sessionstore.events import (
     verify_chain,
 )
 from sessionstore.log._bodies import (
-    _DIGEST,
-    _joined,
-    _recorded,
+    DIGEST_NAMED,
     bodies_of,
+    joined_payload,
+    recorded_event,
     redactions,
     unpack,
     unpack_exact,
@@ -319,7 +319,7 @@ class _Walk:
                 if is_searched:
                     indexed_digests.update(digests)
                 if folding:
-                    named.update(_DIGEST.findall(stored.payload))
+                    named.update(DIGEST_NAMED.findall(stored.payload))
         rows = (
             self.recorder.bodies(self.session_id, sorted(referenced.keys() | named))
             if referenced or named
@@ -512,7 +512,7 @@ def _decoded(page: _Page, first: ChainLink | None, bodies: _Texts) -> list[Recor
     for index, (stored, link) in enumerate(page):
         if REFERENCE_HINT not in stored.payload:
             payload = decode_payload_json(stored.type, stored.schema_version, stored.payload)
-            decoded.append(_recorded(stored, payload))
+            decoded.append(recorded_event(stored, payload))
             continue
         decoded.append(None)
         data = json.loads(stored.payload) if link is first else link.payload
@@ -521,7 +521,7 @@ def _decoded(page: _Page, first: ChainLink | None, bodies: _Texts) -> list[Recor
         texts = bodies.read()
         for index, data in waiting:
             stored = page[index][0]
-            decoded[index] = _recorded(stored, _joined(stored, data, texts))
+            decoded[index] = recorded_event(stored, joined_payload(stored, data, texts))
     return [event for event in decoded if event is not None]
 
 
