@@ -126,7 +126,19 @@ def _fits(message: object) -> bool:
     parts = message.get("parts")
     if type(message.get("id")) is not str or type(parts) is not list or not parts:
         return False
-    return _native_fits(message) and all(_part_fits(part, _READ_AS_TEXT) for part in parts)
+    if not _usage_fits(message.get("usage")) or not _native_fits(message):
+        return False
+    return all(_part_fits(part, _READ_AS_TEXT) for part in parts)
+
+
+_COUNTED = ("input", "output", "cache_read", "cache_write")
+"""What the fold adds up of a message's usage."""
+
+
+def _usage_fits(usage: object) -> bool:
+    if usage is None:
+        return True
+    return type(usage) is dict and all(type(usage.get(key, 0)) is int for key in _COUNTED)
 
 
 _BLOCKS = {kind: _READ_AS_TEXT[kind] for kind in ("text", "file")}
@@ -140,7 +152,12 @@ def _part_fits(part: object, kinds: Mapping[str, tuple[str, ...]]) -> bool:
         return False
     tokens = part.get("tokens")
     blocks = part.get("blocks")
+    truncation = part.get("truncation")
     if tokens is not None and type(tokens) is not int:
+        return False
+    if truncation is not None and (
+        type(truncation) is not dict or type(truncation.get("shown")) is not str
+    ):
         return False
     if blocks is not None and (
         type(blocks) is not list or not all(_part_fits(b, _BLOCKS) for b in blocks)
@@ -308,8 +325,7 @@ class ContextFold:
         change = self._add(message, ref)
         usage = message.get("usage")
         if change.added and usage is not None:
-            reported = sum(usage.get(key, 0) for key in ("input", "cache_read", "cache_write"))
-            self.usage_base = (reported + usage.get("output", 0), self.tokens)
+            self.usage_base = (sum(usage.get(key, 0) for key in _COUNTED), self.tokens)
         return change
 
     def _redact(self, part_ids: frozenset[str], placeholder: str) -> None:

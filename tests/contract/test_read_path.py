@@ -127,6 +127,13 @@ UNFIT: dict[str, dict[str, Any]] = {
     "no parts": {"parts": []},
     "unknown part type": {"parts": [{"type": "sound", "id": "p", "tokens": 1}]},
     "tokens not a count": {"parts": [{"type": "text", "id": "p", "text": "hi", "tokens": "many"}]},
+    "usage not counts": {
+        "parts": [{"type": "text", "id": "p", "text": "hi"}],
+        "usage": {"input": "lots"},
+    },
+    "truncation without its view": {
+        "parts": [{"type": "text", "id": "p", "text": "hi", "truncation": {"shown": None}}]
+    },
     "native without its api": {
         "parts": [{"type": "text", "id": "p", "text": "hi", "native": {"value": 1}}]
     },
