@@ -256,16 +256,37 @@ def _references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, 
     yield from _header_references(event_type, data)
 
 
-def _part_references(part: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for field in (*_TEXT_FIELDS.get(part.get("type"), ()), _NATIVE):
+def _part_references(part: dict[str, Any], *, originals: bool = True) -> Iterator[dict[str, Any]]:
+    truncation = part.get("truncation")
+    whole = originals or truncation is None  # else only its view: see `ORIGINAL_FIELDS`
+    for field in (*_TEXT_FIELDS.get(part.get("type"), ()), _NATIVE) if whole else ():
         if is_reference(part.get(field)):
             yield part[field]
-    truncation = part.get("truncation")
     if isinstance(truncation, dict) and is_reference(truncation.get("shown")):
         yield truncation["shown"]
-    for block in part.get("blocks") or ():
+    for block in part.get("blocks") or () if whole else ():
         if isinstance(block, dict):
             yield from _part_references(block)
+
+
+ORIGINAL_FIELDS = ("text", "output", _NATIVE, "blocks")
+"""What a truncated part (one with a `truncation`) holds of its original, which the model was
+not shown: the text or output that was cut, the provider's block, the content blocks. Only
+`truncation.shown` is shown; a restore shows the rest."""
+
+
+def shown_digests(event_type: str, data: Mapping[str, Any]) -> set[str]:
+    """The digests a stored payload references, but for the originals of its truncated parts
+    (`ORIGINAL_FIELDS`): the bodies a read that shows the payload as the model was shown it
+    needs (the originals can be megabytes that only a restore reads)."""
+    found = {ref[REFERENCE_KEY] for ref in _header_references(event_type, data)}
+    for message in _messages(event_type, data):
+        for part in message["parts"]:
+            if isinstance(part, dict):
+                found.update(r[REFERENCE_KEY] for r in _part_references(part, originals=False))
+        if is_reference(message.get(_NATIVE)):
+            found.add(message[_NATIVE][REFERENCE_KEY])
+    return found
 
 
 def join_bodies(event_type: str, data: dict[str, Any], texts: Mapping[str, str]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Envelopes: an event on its way in (`NewEvent`) and as stored (`RecordedEvent`)."""
+"""Envelopes: an event on its way in (`NewEvent`), as stored (`RecordedEvent`), and a message
+appended as a fold reads it (`StoredAppend`)."""
 
 from __future__ import annotations
 
@@ -66,12 +67,14 @@ class RecordedEvent:
 @dataclass(frozen=True, slots=True)
 class StoredAppend:
     """A `MessageAppended` as the read path hands it to a fold: its envelope and its message as
-    stored JSON with its bodies joined (a plain dict, `Message`'s fields), not validated into
-    models. A resume folds thousands of messages; each was validated once, when it was
-    appended, and `verify` checks them all (see `sessionstore.projections._fold`)."""
+    stored JSON with the bodies it showed joined (a plain dict, `Message`'s fields), not
+    validated into models. A resume folds thousands of messages; each was validated once, when
+    it was appended, and `verify` checks them all (see `sessionstore.projections._fold`)."""
 
     session_id: str
     seq: int
     hash: str
     recorded_at: datetime
-    message: dict[str, Any]
+    message: Any
+    """`Message`'s fields as stored; a row edited by hand may hold anything, which the fold
+    refuses with `InvalidEvent`."""

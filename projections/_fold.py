@@ -12,6 +12,11 @@ folds thousands of them, and the read path hands them over as read (`StoredAppen
 too (`shown_messages`), which the renders read; models are built only for a caller who asks for
 them (`live_messages`, `message`, `tool_result`...).
 
+The originals of truncated parts (`ORIGINAL_FIELDS`: a 100 MB output cut to its view) come from
+the read path as body references, unread. The fold needs only their sizes, which the
+references hold; it reads them through `bodies` (the store, given by whoever loaded the fold)
+once something shows them: a restore, `restore_pruned`, or a caller asking for the message.
+
 The fold is lenient by design: an event naming a message or part that is not live (written by
 hand, or by a buggy client through the raw `append`) changes nothing for that id. The
 `Session` API refuses such events before they are written.
@@ -19,7 +24,7 @@ hand, or by a buggy client through the raw `append`) changes nothing for that id
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from datetime import datetime
@@ -29,6 +34,7 @@ from pydantic import JsonValue, ValidationError
 
 from sessionstore.events import (
     GENESIS_HASH,
+    ORIGINAL_FIELDS,
     CompressionChanged,
     ContentRedacted,
     ContextCompacted,
@@ -52,9 +58,12 @@ from sessionstore.events import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    body_digests,
     describe_validation_error,
     digest_of,
     format_timestamp,
+    is_reference,
+    join_bodies,
     redacted,
     value_text,
 )
@@ -85,6 +94,10 @@ JSON of `LiveMessage` (`ContextFold.shown_messages`): what the fold and the rend
 
 PlainPart = dict[str, Any]
 
+BodyReader = Callable[[str, set[str]], Mapping[str, str]]
+"""(session id, digests) -> the texts of those bodies of the session, a redacted one as its
+placeholder (`sessionstore.log` reads them)."""
+
 
 def plain_message(message: Message) -> PlainMessage:
     """A message model as the fold keeps it: its JSON, as it is stored (bodies joined)."""
@@ -102,6 +115,7 @@ _READ_AS_TEXT = {
 """The fields of each kind of part that the fold and the renders read as text, unchecked."""
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
+_APPENDED = "MessageAppended"
 
 
 def checked_message(message: PlainMessage, ref: EventRef) -> PlainMessage:
@@ -148,7 +162,7 @@ def _part_fits(part: object, kinds: Mapping[str, tuple[str, ...]]) -> bool:
     if not isinstance(part, dict):
         return False
     fields = kinds.get(part.get("type"))  # type: ignore[arg-type]
-    if fields is None or any(type(part.get(name)) is not str for name in fields):
+    if fields is None or any(not _text_fits(part, name) for name in fields):
         return False
     tokens = part.get("tokens")
     blocks = part.get("blocks")
@@ -159,11 +173,34 @@ def _part_fits(part: object, kinds: Mapping[str, tuple[str, ...]]) -> bool:
         type(truncation) is not dict or type(truncation.get("shown")) is not str
     ):
         return False
+    if truncation is not None:  # its blocks and provider block are originals, not shown
+        return type(blocks) is list or blocks is None
     if blocks is not None and (
         type(blocks) is not list or not all(_part_fits(b, _BLOCKS) for b in blocks)
     ):
         return False
     return _native_fits(part)
+
+
+def _text_fits(part: dict[str, Any], name: str) -> bool:
+    """A text field holds text, or, for the original of a truncated part, the reference to
+    it that the read path left unread."""
+    value = part.get(name)
+    if type(value) is str:
+        return True
+    return name in ORIGINAL_FIELDS and part.get("truncation") is not None and is_reference(value)
+
+
+def _holds_unread(part: PlainPart) -> bool:
+    """Whether a truncated part's original is still a reference (see the module)."""
+    if part.get("truncation") is None:
+        return False
+    return any(is_reference(part.get(name)) for name in ORIGINAL_FIELDS) or any(
+        is_reference(block.get(name))
+        for block in part.get("blocks") or ()
+        if isinstance(block, dict)
+        for name in ORIGINAL_FIELDS
+    )
 
 
 def _native_fits(value: dict[str, Any]) -> bool:
@@ -247,6 +284,10 @@ class ContextFold:
     kept while only appends follow, so overflow can start from the provider's own figure."""
     last_compaction: tuple[int, int] | None = None
     """(seq, live tokens right after) of the newest compaction."""
+    bodies: BodyReader | None = dataclass_field(default=None, compare=False, repr=False)
+    """Where the originals the read path left unread are read from (see the module)."""
+    _unread: set[str] = dataclass_field(default_factory=set)
+    """Live messages holding an original not read yet, by id."""
 
     # the fold step
 
@@ -340,14 +381,10 @@ class ContextFold:
         for entry in self._entries.values():
             if not any(part["id"] in part_ids for part in entry.message["parts"]):
                 continue
+            self._read_originals([entry])
             model = Message.model_validate(entry.message)  # one rule: `redacted`'s
-            entry.message = plain_message(redacted(model, part_ids, placeholder))
+            self._replace(entry, plain_message(redacted(model, part_ids, placeholder)))
             self._recount(entry)  # a part counted by estimate now shows the placeholder
-            for part in entry.message["parts"]:
-                if part["type"] != "tool_call" or part["id"] not in part_ids:
-                    continue
-                if part["call_id"] in self._calls:
-                    self._calls[part["call_id"]] = part
 
     def _redact_header(self, digests: frozenset[str], placeholder: str) -> None:
         """The title and the state's values read the placeholder once their bodies are
@@ -358,6 +395,18 @@ class ContextFold:
         for key, value in self.state.items():
             if digest_of(value_text(value)) in digests:
                 self.state[key] = placeholder
+
+    def _replace(self, entry: _Entry, message: PlainMessage) -> None:
+        """The entry's message becomes `message` (the same one, redacted or read whole): the
+        live calls it registered are its new parts."""
+        entry.shown = None
+        if message is entry.message:
+            return
+        entry.message = message
+        for part in message["parts"]:
+            call = self._calls.get(part.get("call_id")) if part["type"] == "tool_call" else None
+            if call is not None and call["id"] == part["id"]:
+                self._calls[part["call_id"]] = part
 
     def _add(self, message: PlainMessage, ref: EventRef, *, summary: bool = False) -> Change:
         message_id: str = message["id"]
@@ -376,6 +425,8 @@ class ContextFold:
                 self._reasoning_owner[part["id"]] = message_id
             elif kind == "text" and part.get("truncation") is not None:
                 self._text_owner[part["id"]] = message_id
+            if _holds_unread(part):
+                self._unread.add(message_id)
         self._entries[message_id] = entry
         self._recount(entry)
         return Change(added=(message_id,))
@@ -389,6 +440,7 @@ class ContextFold:
 
     def _drop(self, message_id: str) -> None:
         entry = self._entries.pop(message_id)
+        self._unread.discard(message_id)
         self.tokens -= entry.tokens
         self.pinned.discard(message_id)  # a pin ends with its message
         for part in entry.message["parts"]:
@@ -405,9 +457,9 @@ class ContextFold:
                 self._call_owner.pop(part_id, None)
                 self._previewed.pop(part_id, None)
                 self._restored.pop(part_id, None)
-                call_id = part["call_id"]
-                if self._calls.get(call_id) is part:
-                    del self._calls[call_id]
+                call = self._calls.get(part["call_id"])
+                if call is not None and call["id"] == part["id"]:
+                    del self._calls[part["call_id"]]
             elif kind in ("reasoning", "text"):
                 self._reasoning_owner.pop(part_id, None)
                 self._text_owner.pop(part_id, None)
@@ -562,11 +614,41 @@ class ContextFold:
     # reading the state
 
     def _part(self, owner: str, part_id: str) -> PlainPart:
+        """A part of a live message, its original read (the accessors hand out models)."""
+        self._read_originals([self._entries[owner]])
+        return self._stored_part(owner, part_id)
+
+    def _stored_part(self, owner: str, part_id: str) -> PlainPart:
         part: PlainPart
         for part in self._entries[owner].message["parts"]:
             if part["id"] == part_id:
                 return part
         raise KeyError(part_id)  # pragma: no cover - the index and the entries agree
+
+    def _read_originals(self, entries: Iterable[_Entry]) -> None:
+        """Join the originals the read path left unread in these entries (one read per
+        session), then check the messages as a stored one is checked (`checked_message`)."""
+        unread = [entry for entry in entries if entry.message["id"] in self._unread]
+        if not unread:
+            return
+        if self.bodies is None:
+            raise InvalidEvent("a message's original was not read, and no store was given")
+        wanted: dict[str, set[str]] = {}
+        for entry in unread:
+            digests = body_digests(_APPENDED, {"message": entry.message})
+            wanted.setdefault(entry.ref[0], set()).update(digests)
+        texts = {session: self.bodies(session, digests) for session, digests in wanted.items()}
+        for entry in unread:
+            found = texts[entry.ref[0]]
+            missing = set(body_digests(_APPENDED, {"message": entry.message})) - found.keys()
+            if missing:
+                raise InvalidEvent(
+                    f"the message stored at seq {entry.ref[1]} of {entry.ref[0]!r} references "
+                    f"body {min(missing)}, which the store does not hold and no redaction deleted"
+                )
+            join_bodies(_APPENDED, {"message": entry.message}, found)
+            self._replace(entry, checked_message(entry.message, entry.ref))
+            self._unread.discard(entry.message["id"])
 
     @property
     def live_count(self) -> int:
@@ -579,7 +661,9 @@ class ContextFold:
 
     def message(self, message_id: str) -> Message:
         """A live message as stored, as a model."""
-        return Message.model_validate(self._entries[message_id].message)
+        entry = self._entries[message_id]
+        self._read_originals([entry])
+        return Message.model_validate(entry.message)
 
     def live_message(self, message_id: str) -> LiveMessage:
         """One live message as the model is shown it, as `live_messages` renders it (cached
@@ -625,7 +709,8 @@ class ContextFold:
         owner = self._result_owner.get(part_id)
         if owner is None or part_id in self._restored:
             return False
-        return part_id in self._pruned or self._part(owner, part_id).get("truncation") is not None
+        truncation = self._stored_part(owner, part_id).get("truncation")
+        return part_id in self._pruned or truncation is not None
 
     def truncated_text(self, part_id: str) -> TextPart | None:
         """A live text part that was truncated (a long user message), by id, or `None`."""
@@ -669,6 +754,10 @@ class ContextFold:
         return entry.shown
 
     def _live_message(self, entry: _Entry, restore_pruned: bool) -> PlainMessage:
+        if entry.message["id"] in self._unread and (
+            restore_pruned or any(part["id"] in self._restored for part in entry.message["parts"])
+        ):
+            self._read_originals([entry])  # a restore shows them
         message = entry.message
         parts: list[PlainPart] = []
         status: dict[str, str] = {}

@@ -114,6 +114,14 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text.encode("utf-8", "surrogatepass")) // 4)
 
 
+def _estimated(text: object) -> int:
+    """`estimate_tokens` of a text, or of the text a body reference stands for (an original
+    the read path left unread: the reference holds its UTF-8 size, all the estimate counts)."""
+    if type(text) is dict:
+        return -(-int(text["bytes"]) // 4)
+    return estimate_tokens(text)  # type: ignore[arg-type]
+
+
 def field(value: object, name: str, default: Any = None) -> Any:
     """A field of a part, a message or a nested value, whether it is a model or its stored
     JSON (a plain dict, as the read path keeps it): one rule reads both shapes."""
@@ -137,10 +145,8 @@ def stored_tokens(part: object) -> int:
         return estimate_tokens(native_text(part))
     if kind == "text":
         truncation = field(part, "truncation")
-        return estimate_tokens(
-            field(part, "text") if truncation is None else field(truncation, "shown")
-        )
-    return estimate_tokens(field(part, "text"))
+        return _estimated(field(part, "text") if truncation is None else field(truncation, "shown"))
+    return _estimated(field(part, "text"))
 
 
 def original_text_tokens(part: object) -> int:
@@ -151,7 +157,7 @@ def original_text_tokens(part: object) -> int:
     counted = field(truncation, "output_tokens")
     if counted is not None:
         return int(counted)
-    return estimate_tokens(field(part, "text"))
+    return _estimated(field(part, "text"))
 
 
 def native_text(part: object) -> str:
@@ -169,9 +175,7 @@ def shown_result_tokens(part: object) -> int:
     blocks = field(part, "blocks")
     if truncation is None and blocks is not None:
         return sum(stored_tokens(block) for block in blocks)
-    return estimate_tokens(
-        field(part, "output") if truncation is None else field(truncation, "shown")
-    )
+    return _estimated(field(part, "output") if truncation is None else field(truncation, "shown"))
 
 
 def original_result_tokens(part: object) -> int:
@@ -185,4 +189,4 @@ def original_result_tokens(part: object) -> int:
     blocks = field(part, "blocks")
     if blocks is not None:
         return sum(stored_tokens(block) for block in blocks)
-    return estimate_tokens(field(part, "output"))
+    return _estimated(field(part, "output"))

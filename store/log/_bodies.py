@@ -32,6 +32,7 @@ from sessionstore.events import (
     decode_payload_json,
     join_bodies,
     redaction_placeholder,
+    shown_digests,
 )
 from sessionstore.storage import BodyRow, Recorder, StoredEvent
 
@@ -142,8 +143,10 @@ def decode_for_fold(
     recorder: Recorder, stored: Sequence[StoredEvent]
 ) -> list[RecordedEvent | StoredAppend]:
     """`decode_stored` for a fold: a `MessageAppended` of the current schema comes as a
-    `StoredAppend`, its message the stored JSON with its bodies joined, never validated into
-    models (see `sessionstore.projections._fold`)."""
+    `StoredAppend`, its message the stored JSON, never validated into models (see
+    `sessionstore.projections._fold`), with the bodies of what the model was shown joined; the
+    originals of its truncated parts stay references (`ORIGINAL_FIELDS`), read when a restore
+    or a caller asks for them."""
     return _decoded(recorder, stored, plain=True)
 
 
@@ -152,7 +155,7 @@ def _decoded(
 ) -> list[RecordedEvent | StoredAppend]:
     with collection_paused():
         decoded: list[RecordedEvent | StoredAppend | None] = []
-        waiting: list[tuple[int, dict[str, Any]]] = []
+        waiting: list[tuple[int, Any, set[str] | None]] = []  # (index, payload, shown digests)
         wanted: dict[str, set[str]] = {}
         for index, event in enumerate(stored):
             as_stored = plain and _as_stored(event)
@@ -160,25 +163,31 @@ def _decoded(
                 decoded.append(recorded_event(event, decode_payload_json(*_typed(event))))
                 continue
             decoded.append(None)
-            waiting.append((index, json.loads(event.payload)))
+            data = json.loads(event.payload)
+            if as_stored and isinstance(data, dict):
+                needed = shown_digests(event.type, data)
+                wanted.setdefault(event.session_id, set()).update(needed)
+                waiting.append((index, data, needed))
+                continue
+            waiting.append((index, data, None))
             # every digest the text names (a superset of its references: a provider's own
             # envelope may hold a "sha256" too), found without walking the payload
             wanted.setdefault(event.session_id, set()).update(DIGEST_NAMED.findall(event.payload))
         if waiting:
             texts = {sid: bodies_of(recorder, sid, digests) for sid, digests in wanted.items()}
-            whole = {sid: digests <= texts[sid].keys() for sid, digests in wanted.items()}
-            for index, data in waiting:
+            for index, data, shown in waiting:
                 event = stored[index]
                 found = texts[event.session_id]
-                if plain and _as_stored(event):
-                    if not whole[event.session_id]:
-                        _check_bodies(event, data, found)
-                    message = join_bodies(event.type, data, found)["message"]
-                    decoded[index] = StoredAppend(
-                        event.session_id, event.seq, event.hash, event.recorded_at, message
-                    )
-                else:
+                if shown is None:
                     decoded[index] = recorded_event(event, joined_payload(event, data, found))
+                    continue
+                missing = shown - found.keys()
+                if missing:
+                    raise _missing_body(event, min(missing))
+                message = join_bodies(event.type, data, found).get("message")
+                decoded[index] = StoredAppend(
+                    event.session_id, event.seq, event.hash, event.recorded_at, message
+                )
         return [event for event in decoded if event is not None]
 
 
@@ -195,10 +204,14 @@ def _check_bodies(event: StoredEvent, data: dict[str, Any], texts: dict[str, str
     """`InvalidEvent` when a body the event references is neither stored nor redacted."""
     missing = [d for d in body_digests(event.type, data) if d not in texts]
     if missing:
-        raise InvalidEvent(
-            f"event {event.seq} of {event.session_id!r} references body {missing[0]}, "
-            "which the store does not hold and no redaction deleted"
-        )
+        raise _missing_body(event, missing[0])
+
+
+def _missing_body(event: StoredEvent, digest: str) -> InvalidEvent:
+    return InvalidEvent(
+        f"event {event.seq} of {event.session_id!r} references body {digest}, "
+        "which the store does not hold and no redaction deleted"
+    )
 
 
 DIGEST_NAMED = re.compile(r'"sha256": ?"([0-9a-f]{64})"')

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from sessionstore.events import (
     ContextCompacted,
@@ -38,7 +39,7 @@ from sessionstore.events import (
     one_line,
 )
 from sessionstore.log._append import head_seq
-from sessionstore.log._bodies import decode_for_fold, decode_stored
+from sessionstore.log._bodies import bodies_of, decode_for_fold, decode_stored
 from sessionstore.projections import (
     PROJECTION,
     PROJECTION_VERSION,
@@ -139,7 +140,7 @@ def load_fold(
         below.append((session, upto, first))
         parent = _parent(first)
         if parent is None:
-            fold = ContextFold()
+            fold = ContextFold(bodies=partial(bodies_of, recorder))
         else:
             session, upto = parent
     for session, upto, first in reversed(below):
@@ -292,7 +293,9 @@ def _checked_snapshot(recorder: Recorder, session_id: str, seq: int, text: str) 
     for ref, summary in refs:
         if ref not in found or found[ref][1] != summary:
             raise ValueError(f"no {'summary' if summary else 'message'} at {ref}")
-    return ContextFold.from_snapshot(state, {ref: message for ref, (message, _) in found.items()})
+    fold = ContextFold.from_snapshot(state, {ref: message for ref, (message, _) in found.items()})
+    fold.bodies = partial(bodies_of, recorder)  # the originals left unread (`decode_for_fold`)
+    return fold
 
 
 def _reference_limits(

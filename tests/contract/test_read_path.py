@@ -6,6 +6,7 @@ starts from a snapshot or from the first event."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -164,3 +165,40 @@ def test_a_stored_message_the_model_takes_is_read(backend: Backend) -> None:
         context = store.session(session_id).context()
         assert context.to_openai()[1] == {"role": "user", "content": "written by hand"}
         assert context.messages[1].parts[0].tokens == 1
+
+
+def test_a_resume_reads_no_original_a_truncation_cut_until_a_restore_shows_it(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 72 KB output of `coding_session` was truncated at append: a resume shows its view
+    and reads its original's body only when something shows the original."""
+    with SessionStore(backend.url, snapshot_every=100_000) as store:
+        s = store.create_session(model="gpt-4o", title="big output")
+        s.append_user("Run the tests.")
+        s.append_assistant(tool_calls=[ToolCall(id="c0", name="bash", input={"cmd": "pytest"})])
+        original = "".join(f"test_{n} PASSED\n" for n in range(6_000))  # 94 KB
+        s.append_tool_result("c0", output=original)
+        session_id = s.id
+    original_digest = hashlib.sha256(original.encode()).hexdigest()
+    read: list[str] = []
+    with SessionStore(backend.url) as store:
+        recorder = store._recorder  # type: ignore[attr-defined]
+        reading = recorder.bodies
+
+        def bodies(session: str, digests: Any) -> Any:
+            read.extend(digests)
+            return reading(session, digests)
+
+        monkeypatch.setattr(recorder, "bodies", bodies)
+        s = store.session(session_id)
+        shown = s.context().to_openai()[2]["content"]
+        assert shown.startswith("test_0 PASSED") and len(shown) < len(original)
+        assert original_digest not in read
+
+        result = s.context().messages[2].parts[0]
+        assert isinstance(result, LiveToolResult) and result.status == "truncated"
+        s.restore([result.id])
+        assert s.context().to_openai()[2]["content"] == original
+        assert original_digest in read
+    with SessionStore(backend.url) as store:  # a replay reads it as the restore showed it
+        assert store.session(session_id).context().to_openai()[2]["content"] == original
