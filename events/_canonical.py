@@ -49,7 +49,61 @@ MAX_JSON_DEPTH = 128
 
 def check_json_value(value: Any, path: str = "$") -> None:
     """Raise `InvalidEvent` naming the first place where `value` is not storable JSON."""
-    _check(value, path, 1)
+    if _quick_check(value) is None:
+        _check(value, path, 1)
+
+
+def _quick_check(value: Any) -> bool | None:
+    """`_check` without the paths: whether `value` holds a `-0.0`, or `None` when it holds
+    anything `_check` must look at (a value it refuses, or a type other than the plain JSON
+    ones), which `_check` then walks again to name where. Every append and import checks
+    every string of its payloads: building a path for each (`$.message.parts[3].text`) and a
+    call per value took most of the time, and a value is refused only rarely."""
+    kind = type(value)
+    if kind is not dict and kind is not list and kind is not tuple:
+        return None  # a scalar at the top: `_check` is as quick
+    negative_zero = False
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        container, depth = pending.pop()
+        if depth > MAX_JSON_DEPTH:
+            return None
+        if type(container) is dict:
+            for key in container:
+                if type(key) is not str or "\x00" in key or not (key.isascii() or _utf8(key)):
+                    return None
+            items = container.values()
+        else:
+            items = container
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if "\x00" in item or not (item.isascii() or _utf8(item)):
+                    return None
+            elif kind is dict or kind is list or kind is tuple:
+                pending.append((item, depth + 1))
+            elif kind is bool or item is None:
+                continue
+            elif kind is int:
+                if not -MAX_STABLE_INT <= item <= MAX_STABLE_INT:
+                    return None
+            elif kind is float:
+                if not math.isfinite(item) or abs(item) >= MAX_STABLE_FLOAT:
+                    return None
+                if item == 0.0 and math.copysign(1.0, item) < 0.0:
+                    negative_zero = True
+            else:
+                return None
+    return negative_zero
+
+
+def _utf8(text: str) -> bool:
+    """Whether `text` (not ASCII) encodes as UTF-8: it holds no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check(value: Any, path: str, depth: int) -> bool:
@@ -110,6 +164,8 @@ def check_text(text: str, path: str) -> None:
     """`InvalidEvent` for text no backend stores as sent: a NUL, or a lone surrogate."""
     if "\x00" in text:
         raise InvalidEvent(f"{path}: text contains a NUL character (\\x00)")
+    if text.isascii():  # a flag CPython keeps: no copy of the text to encode
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -137,7 +193,10 @@ def utf8_size(text: str) -> int:
 def canonical_json(value: Any) -> bytes:
     """The canonical UTF-8 bytes of a JSON value, checked with `check_json_value` first and
     with `-0.0` written as `0.0`: what an append stores and hashes."""
-    if _check(value, "$", 1):
+    negative_zero = _quick_check(value)
+    if negative_zero is None:
+        negative_zero = _check(value, "$", 1)
+    if negative_zero:
         value = _without_negative_zero(value)
     return _dumps(value)
 

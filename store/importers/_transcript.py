@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sessionstore.events import Payload
+from sessionstore.events import Payload, parse_payload
 
 _NAMESPACE = uuid.UUID("6f0b8a4e-5f3c-4b7e-9a51-2f1c1e0d9c3b")
 _READABLE_ID = re.compile(r"[A-Za-z0-9._:/-]{1,120}")
@@ -80,24 +80,28 @@ class Spool:
             self._file.seek(0, 2)
             self._read = False
         offset = self._file.tell()
-        pickle.dump(entry, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        # the payload as plain values, not as models: pickling a model tree goes through
+        # pydantic's __getstate__/__setstate__ for each part, three times the cost of
+        # validating the values back into the same models (an import writes every entry once)
+        kept = (entry.key, entry.payload.model_dump(round_trip=True), entry.time)
+        pickle.dump(kept, self._file, protocol=pickle.HIGHEST_PROTOCOL)
         self.count += 1
         return offset
 
     def entry_at(self, offset: int) -> Entry:
         self._read = True
         self._file.seek(offset)
-        entry = pickle.load(self._file)  # this process wrote it
-        assert isinstance(entry, Entry)
-        return entry
+        return self._load()
 
     def __iter__(self) -> Iterator[Entry]:
         self._read = True
         self._file.seek(0)
         for _ in range(self.count):
-            entry = pickle.load(self._file)  # this process wrote it
-            assert isinstance(entry, Entry)
-            yield entry
+            yield self._load()
+
+    def _load(self) -> Entry:
+        key, payload, time = pickle.load(self._file)  # this process wrote it
+        return Entry(key, parse_payload(payload), time)
 
     def close(self) -> None:
         self._file.close()

@@ -26,6 +26,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` im
         chain,
         check_text_size,
         encode_batch,
+        encode_event,
         event_row,
     )
     from sessionstore.log._bodies import decode_stored, pack_all
@@ -67,6 +68,7 @@ __all__ = [
     "dated_links",
     "decode_stored",
     "encode_batch",
+    "encode_event",
     "event_row",
     "export_lines",
     "holds",
@@ -92,6 +94,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "chain",
         "check_text_size",
         "encode_batch",
+        "encode_event",
         "event_row",
     ),
     "sessionstore.log._bodies": (

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime, timedelta, timezone
+from types import MappingProxyType
 
 import pytest
 from hypothesis import given
@@ -11,9 +12,11 @@ from sessionstore.events import (
     GENESIS_HASH,
     InvalidEvent,
     canonical_json,
+    check_json_value,
     event_hash,
     format_timestamp,
 )
+from sessionstore.events._canonical import MAX_JSON_DEPTH, _check, _quick_check
 
 storable_text = st.text(st.characters(codec="utf-8", exclude_characters="\x00"))
 json_values = st.recursive(
@@ -103,3 +106,51 @@ def test_event_hash_equals_sha256_of_prev_hash_and_the_whole_canonical_envelope(
         )
         == expected
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"m": {"parts": [{"text": "ok"}, {"text": "x\x00"}]}}, r"\$\.m\.parts\[1\]\.text: .*NUL"),
+        ([{"a": [1, {"\udcff": 2}]}], r"\$\[0\]\.a\[1\]\.<key>: text is not valid UTF-8"),
+        ({"a": ({"b": [float("inf")]},)}, r"\$\.a\[0\]\.b\[0\]: float inf"),
+        ({"a": [{"n": 10**4300}]}, r"\$\.a\[0\]\.n: integer of 4,301 digits"),
+        ({"a": [True, 2, None, {1.5: 0}]}, r"\$\.a\[3\]: object keys must be strings"),
+    ],
+)
+def test_a_refused_value_deep_in_a_payload_is_named_by_its_path(
+    value: object, message: str
+) -> None:
+    """The quick walk that checks every payload keeps no paths: what it refuses is walked
+    again to say where."""
+    with pytest.raises(InvalidEvent, match=message):
+        canonical_json(value)
+
+
+def test_nesting_past_the_limit_is_refused_and_at_the_limit_kept() -> None:
+    at_limit: object = "x"
+    for _ in range(MAX_JSON_DEPTH):
+        at_limit = [at_limit]
+    assert canonical_json(at_limit) == b"[" * 128 + b'"x"' + b"]" * 128
+    with pytest.raises(InvalidEvent, match="nested deeper than 128"):
+        canonical_json({"a": at_limit})
+
+
+def test_negative_zero_deep_in_a_value_is_written_as_zero() -> None:
+    assert (
+        canonical_json({"a": [{"b": (-0.0, 1.5)}], "c": "é"})
+        == '{"a":[{"b":[0.0,1.5]}],"c":"é"}'.encode()
+    )
+
+
+def test_a_mapping_that_is_not_a_dict_is_checked_as_one() -> None:
+    with pytest.raises(InvalidEvent, match=r"\$\.a\.b: text contains a NUL"):
+        check_json_value({"a": MappingProxyType({"b": "\x00"})})
+    check_json_value({"a": MappingProxyType({"b": "fine"})})
+
+
+@given(value=json_values)
+def test_the_quick_walk_agrees_with_the_full_one(value: object) -> None:
+    assert _quick_check(value) in (None, _check(value, "$", 1))
+    if isinstance(value, dict | list):
+        assert _quick_check(value) is not None  # plain storable JSON never needs the full walk

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -192,6 +193,27 @@ def test_a_spooled_transcript_holds_the_entries_a_transcript_in_memory_does(
     assert list(spooled.each()) == in_memory.entries != []
     assert [list(c.each()) for c in spooled.children] == [c.entries for c in in_memory.children]
     assert spooled.first_time == in_memory.first_time
+    spooled.close()
+
+
+def test_a_spool_keeps_plain_values_not_models() -> None:
+    """A spool pickles each payload as the values it dumps to, which the spool validates
+    back: unpickling a tree of models (pydantic's `__setstate__` per part) cost an import
+    more than a tenth of its time. Nothing of ours is named in what it wrote."""
+    spooled = read_claude_code(CLAUDE.read_text(), True)
+    assert spooled.spool is not None
+    modules: set[str] = set()
+
+    class Watching(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            modules.add(module)
+            return super().find_class(module, name)
+
+    handle = spooled.spool._file
+    handle.seek(0)
+    for _ in range(spooled.size):
+        Watching(handle).load()
+    assert modules == {"datetime"}  # each entry's time
     spooled.close()
 
 
