@@ -182,7 +182,7 @@ def test_a_resume_reads_no_original_a_truncation_cut_until_a_restore_shows_it(
     original_digest = hashlib.sha256(original.encode()).hexdigest()
     read: list[str] = []
     with SessionStore(backend.url) as store:
-        recorder = store._recorder  # type: ignore[attr-defined]
+        recorder = store._recorder
         reading = recorder.bodies
 
         def bodies(session: str, digests: Any) -> Any:
