@@ -640,7 +640,8 @@ class ContextFold:
         texts = {session: self.bodies(session, digests) for session, digests in wanted.items()}
         for entry in unread:
             found = texts[entry.ref[0]]
-            missing = set(body_digests(_APPENDED, {"message": entry.message})) - found.keys()
+            digests = body_digests(_APPENDED, {"message": entry.message})
+            missing = {digest for digest in digests if digest not in found}
             if missing:
                 raise InvalidEvent(
                     f"the message stored at seq {entry.ref[1]} of {entry.ref[0]!r} references "

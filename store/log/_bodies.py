@@ -181,8 +181,8 @@ def _decoded(
                 if shown is None:
                     decoded[index] = recorded_event(event, joined_payload(event, data, found))
                     continue
-                missing = shown - found.keys()
-                if missing:
+                missing = [digest for digest in shown if digest not in found]  # not a set
+                if missing:  # difference with the keys: that copies every key, per event
                     raise _missing_body(event, min(missing))
                 message = join_bodies(event.type, data, found).get("message")
                 decoded[index] = StoredAppend(
