@@ -633,14 +633,13 @@ class ContextFold:
             return
         if self.bodies is None:
             raise InvalidEvent("a message's original was not read, and no store was given")
+        referenced = [body_digests(_APPENDED, {"message": entry.message}) for entry in unread]
         wanted: dict[str, set[str]] = {}
-        for entry in unread:
-            digests = body_digests(_APPENDED, {"message": entry.message})
+        for entry, digests in zip(unread, referenced, strict=True):
             wanted.setdefault(entry.ref[0], set()).update(digests)
         texts = {session: self.bodies(session, digests) for session, digests in wanted.items()}
-        for entry in unread:
+        for entry, digests in zip(unread, referenced, strict=True):
             found = texts[entry.ref[0]]
-            digests = body_digests(_APPENDED, {"message": entry.message})
             missing = {digest for digest in digests if digest not in found}
             if missing:
                 raise InvalidEvent(
