@@ -7,6 +7,7 @@ migrations/); the build maps them to `sessionstore`, `sessionstore.events`,
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -28,14 +29,20 @@ INSTALLED_AS = {
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `pip wheel` builds from the checkout. setuptools builds in the checkout itself
+    (`build/`, the `.egg-info`), so two workers of the suite that build at once can break each
+    other's build: a lock beside the workers' temporary folders lets one build at a time."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )  # fmt: skip
+    lock = tmp_path_factory.getbasetemp().parent / "sessionstore-wheel.lock"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+             "-w", str(out), str(ROOT)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )  # fmt: skip
     [built] = out.glob("sessionstore-*.whl")
     return built
 
