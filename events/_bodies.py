@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,9 +256,12 @@ def _references(event_type: str, data: Mapping[str, Any]) -> Iterator[dict[str, 
     yield from _header_references(event_type, data)
 
 
-def _part_references(part: dict[str, Any], *, originals: bool = True) -> Iterator[dict[str, Any]]:
+def _part_references(
+    part: dict[str, Any], *, originals: bool = True, unshown: Set[str] = frozenset()
+) -> Iterator[dict[str, Any]]:
     truncation = part.get("truncation")
-    whole = originals or truncation is None  # else only its view: see `ORIGINAL_FIELDS`
+    # else only its view (see `ORIGINAL_FIELDS`), or nothing of a part not shown at all
+    whole = originals or (truncation is None and part.get("id") not in unshown)
     for field in (*_TEXT_FIELDS.get(part.get("type"), ()), _NATIVE) if whole else ():
         if is_reference(part.get(field)):
             yield part[field]
@@ -275,15 +278,19 @@ not shown: the text or output that was cut, the provider's block, the content bl
 `truncation.shown` is shown; a restore shows the rest."""
 
 
-def shown_digests(event_type: str, data: Mapping[str, Any]) -> set[str]:
+def shown_digests(
+    event_type: str, data: Mapping[str, Any], unshown: Set[str] = frozenset()
+) -> set[str]:
     """The digests a stored payload references, but for the originals of its truncated parts
-    (`ORIGINAL_FIELDS`): the bodies a read that shows the payload as the model was shown it
-    needs (the originals can be megabytes that only a restore reads)."""
+    (`ORIGINAL_FIELDS`) and those of the parts in `unshown` (ids of parts the model is not
+    shown: pruned tool results, cleared reasoning): the bodies a read that shows the payload
+    as the model was shown it needs (the others can be megabytes that only a restore reads)."""
     found = {ref[REFERENCE_KEY] for ref in _header_references(event_type, data)}
     for message in _messages(event_type, data):
         for part in message["parts"]:
             if isinstance(part, dict):
-                found.update(r[REFERENCE_KEY] for r in _part_references(part, originals=False))
+                refs = _part_references(part, originals=False, unshown=unshown)
+                found.update(r[REFERENCE_KEY] for r in refs)
         if is_reference(message.get(_NATIVE)):
             found.add(message[_NATIVE][REFERENCE_KEY])
     return found

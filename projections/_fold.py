@@ -118,12 +118,15 @@ _ROLES = frozenset({"system", "user", "assistant", "tool"})
 _APPENDED = "MessageAppended"
 
 
-def checked_message(message: PlainMessage, ref: EventRef) -> PlainMessage:
+def checked_message(
+    message: PlainMessage, ref: EventRef, unshown: Set[str] = frozenset()
+) -> PlainMessage:
     """The message stored at `ref`, when what the fold and the renders read of it has the JSON
     type they read it as (a row written by the store always has: its model was validated at
     append). Anything else, a row edited by hand, is validated by the model: `InvalidEvent`
-    names what does not fit, and a message the model takes after all is its JSON."""
-    if _fits(message):
+    names what does not fit, and a message the model takes after all is its JSON. The parts in
+    `unshown` (not shown to the model: see `decode_for_fold`) may hold references."""
+    if _fits(message, unshown):
         return message
     try:
         return plain_message(Message.model_validate(message))
@@ -134,7 +137,7 @@ def checked_message(message: PlainMessage, ref: EventRef) -> PlainMessage:
         ) from None
 
 
-def _fits(message: object) -> bool:
+def _fits(message: object, unshown: Set[str]) -> bool:
     if type(message) is not dict or message.get("role") not in _ROLES:
         return False
     parts = message.get("parts")
@@ -142,7 +145,7 @@ def _fits(message: object) -> bool:
         return False
     if not _usage_fits(message.get("usage")) or not _native_fits(message):
         return False
-    return all(_part_fits(part, _READ_AS_TEXT) for part in parts)
+    return all(_part_fits(part, _READ_AS_TEXT, unshown) for part in parts)
 
 
 _COUNTED = ("input", "output", "cache_read", "cache_write")
@@ -158,22 +161,25 @@ def _usage_fits(usage: object) -> bool:
 _BLOCKS = {kind: _READ_AS_TEXT[kind] for kind in ("text", "file")}
 
 
-def _part_fits(part: object, kinds: Mapping[str, tuple[str, ...]]) -> bool:
+def _part_fits(
+    part: object, kinds: Mapping[str, tuple[str, ...]], unshown: Set[str] = frozenset()
+) -> bool:
     if not isinstance(part, dict):
         return False
+    truncation = part.get("truncation")
+    unread = truncation is not None or part.get("id") in unshown  # may hold references
     fields = kinds.get(part.get("type"))  # type: ignore[arg-type]
-    if fields is None or any(not _text_fits(part, name) for name in fields):
+    if fields is None or any(not _text_fits(part, name, unread) for name in fields):
         return False
     tokens = part.get("tokens")
     blocks = part.get("blocks")
-    truncation = part.get("truncation")
     if tokens is not None and type(tokens) is not int:
         return False
     if truncation is not None and (
         type(truncation) is not dict or type(truncation.get("shown")) is not str
     ):
         return False
-    if truncation is not None:  # its blocks and provider block are originals, not shown
+    if unread:  # its blocks and provider block are originals, not shown
         return type(blocks) is list or blocks is None
     if blocks is not None and (
         type(blocks) is not list or not all(_part_fits(b, _BLOCKS) for b in blocks)
@@ -182,18 +188,19 @@ def _part_fits(part: object, kinds: Mapping[str, tuple[str, ...]]) -> bool:
     return _native_fits(part)
 
 
-def _text_fits(part: dict[str, Any], name: str) -> bool:
-    """A text field holds text, or, for the original of a truncated part, the reference to
-    it that the read path left unread."""
+def _text_fits(part: dict[str, Any], name: str, unread: bool) -> bool:
+    """A text field holds text, or, for the original of a truncated part or a part not shown,
+    the reference to it that the read path left unread."""
     value = part.get(name)
     if type(value) is str:
         return True
-    return name in ORIGINAL_FIELDS and part.get("truncation") is not None and is_reference(value)
+    return unread and name in ORIGINAL_FIELDS and is_reference(value)
 
 
-def _holds_unread(part: PlainPart) -> bool:
-    """Whether a truncated part's original is still a reference (see the module)."""
-    if part.get("truncation") is None:
+def _holds_unread(part: PlainPart, unshown: Set[str]) -> bool:
+    """Whether the original of a truncated part, or of a part in `unshown`, is still a
+    reference (see the module)."""
+    if part.get("truncation") is None and part["id"] not in unshown:
         return False
     return any(is_reference(part.get(name)) for name in ORIGINAL_FIELDS) or any(
         is_reference(block.get(name))
@@ -408,7 +415,14 @@ class ContextFold:
             if call is not None and call["id"] == part["id"]:
                 self._calls[part["call_id"]] = part
 
-    def _add(self, message: PlainMessage, ref: EventRef, *, summary: bool = False) -> Change:
+    def _add(
+        self,
+        message: PlainMessage,
+        ref: EventRef,
+        *,
+        summary: bool = False,
+        unshown: Set[str] = frozenset(),
+    ) -> Change:
         message_id: str = message["id"]
         if message_id in self._entries:
             return Change()  # a message id is appended once; a duplicate changes nothing
@@ -425,7 +439,7 @@ class ContextFold:
                 self._reasoning_owner[part["id"]] = message_id
             elif kind == "text" and part.get("truncation") is not None:
                 self._text_owner[part["id"]] = message_id
-            if _holds_unread(part):
+            if _holds_unread(part, unshown):
                 self._unread.add(message_id)
         self._entries[message_id] = entry
         self._recount(entry)
@@ -745,6 +759,7 @@ class ContextFold:
         `LiveMessage` (with its model built once asked for)."""
         if restore_pruned:
             entries = self._entries.values()
+            self._read_originals(entries)  # every original is shown: one read per session
             return tuple(ShownMessage(self._live_message(entry, True)) for entry in entries)
         return tuple(self._shown(entry) for entry in self._entries.values())
 
@@ -939,18 +954,19 @@ class ContextFold:
             (p, n) for p, n in state.restored_tokens.items() if p in fold._restored
         )
         fold._previewed = {part_id: PreviewMark(*mark) for part_id, mark in state.previewed.items()}
+        unshown = fold._pruned.keys()  # their bodies may be unread (`decode_for_fold`)
         for message_id, s, seq, summary in state.entries:
             ref = (state.sessions[s], seq)
             stored = messages[ref]
             if isinstance(stored, Message):
                 message = plain_message(stored)
             else:
-                message = checked_message(stored, ref)
+                message = checked_message(stored, ref, unshown)
             if message["id"] != message_id or message_id in fold._entries:
                 raise ValueError(
                     f"snapshot expects message {message_id} at {ref}, not {message['id']}"
                 )
-            fold._add(message, ref, summary=bool(summary))
+            fold._add(message, ref, summary=bool(summary), unshown=unshown)
         if not fold.pinned <= fold._entries.keys():
             raise ValueError("snapshot pins a message it does not hold")
         if fold.tokens != state.tokens:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from typing import Any
 
 from sessionstore.events import (
@@ -140,18 +140,23 @@ def decode_stored(recorder: Recorder, stored: Sequence[StoredEvent]) -> list[Rec
 
 
 def decode_for_fold(
-    recorder: Recorder, stored: Sequence[StoredEvent]
+    recorder: Recorder, stored: Sequence[StoredEvent], unshown: Set[str] = frozenset()
 ) -> list[RecordedEvent | StoredAppend]:
     """`decode_stored` for a fold: a `MessageAppended` of the current schema comes as a
     `StoredAppend`, its message the stored JSON, never validated into models (see
     `sessionstore.projections._fold`), with the bodies of what the model was shown joined; the
-    originals of its truncated parts stay references (`ORIGINAL_FIELDS`), read when a restore
-    or a caller asks for them."""
-    return _decoded(recorder, stored, plain=True)
+    originals of its truncated parts, and all of the parts in `unshown` (a snapshot's pruned
+    outputs and cleared reasoning), stay references, read when a restore or a caller asks for
+    them."""
+    return _decoded(recorder, stored, plain=True, unshown=unshown)
 
 
 def _decoded(
-    recorder: Recorder, stored: Sequence[StoredEvent], *, plain: bool
+    recorder: Recorder,
+    stored: Sequence[StoredEvent],
+    *,
+    plain: bool,
+    unshown: Set[str] = frozenset(),
 ) -> list[RecordedEvent | StoredAppend]:
     with collection_paused():
         decoded: list[RecordedEvent | StoredAppend | None] = []
@@ -165,7 +170,7 @@ def _decoded(
             decoded.append(None)
             data = json.loads(event.payload)
             if as_stored and isinstance(data, dict):
-                needed = shown_digests(event.type, data)
+                needed = shown_digests(event.type, data, unshown)
                 wanted.setdefault(event.session_id, set()).update(needed)
                 waiting.append((index, data, needed))
                 continue

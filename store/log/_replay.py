@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -289,7 +289,7 @@ def _checked_snapshot(recorder: Recorder, session_id: str, seq: int, text: str) 
     for (session, ref_seq), _ in refs:
         if ref_seq > limits.get(session, 0):
             raise ValueError(f"it references {session!r} seq {ref_seq}, outside its history")
-    found = _messages(recorder, [ref for ref, _ in refs])
+    found = _messages(recorder, [ref for ref, _ in refs], state.pruned.keys())
     for ref, summary in refs:
         if ref not in found or found[ref][1] != summary:
             raise ValueError(f"no {'summary' if summary else 'message'} at {ref}")
@@ -318,10 +318,10 @@ def _reference_limits(
 
 
 def _messages(
-    recorder: Recorder, refs: list[EventRef]
+    recorder: Recorder, refs: list[EventRef], unshown: Set[str]
 ) -> dict[EventRef, tuple[PlainMessage, bool]]:
     """The messages stored at `refs` (as stored JSON), each with whether it is a compaction
-    summary."""
+    summary; the bodies of the parts in `unshown` (pruned, not shown) are left unread."""
     by_session: dict[str, list[int]] = {}
     for session_id, seq in refs:
         by_session.setdefault(session_id, []).append(seq)
@@ -329,7 +329,8 @@ def _messages(
     for session_id, seqs in by_session.items():
         wanted = set(seqs)
         kept = [e for e in _stored_at(recorder, session_id, sorted(wanted)) if e.seq in wanted]
-        for event in decode_for_fold(recorder, kept):  # a range read reads those between too
+        # a range read reads those between too
+        for event in decode_for_fold(recorder, kept, unshown):
             if isinstance(event, StoredAppend):
                 found[(session_id, event.seq)] = (event.message, False)
                 continue

@@ -202,3 +202,64 @@ def test_a_resume_reads_no_original_a_truncation_cut_until_a_restore_shows_it(
         assert original_digest in read
     with SessionStore(backend.url) as store:  # a replay reads it as the restore showed it
         assert store.session(session_id).context().to_openai()[2]["content"] == original
+
+
+def test_a_resume_from_a_snapshot_reads_no_pruned_output_until_a_restore_shows_it(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot names the outputs pruned at its seq: a resume from it shows their
+    placeholders and leaves their bodies unread, reading one only when a restore (an event
+    after the snapshot, or `restore_pruned`) shows it; the context is the one the writer's
+    own fold (every event applied in turn) has."""
+    outputs = [f"output {n}\n" + "".join(f"line {i}\n" for i in range(400)) for n in range(3)]
+    with SessionStore(backend.url, snapshot_every=2) as store:
+        s = store.create_session(model="gpt-4o", title="pruned outputs")
+        s.append_user("Look around.")
+        for n, output in enumerate(outputs):
+            s.append_assistant(tool_calls=[ToolCall(id=f"c{n}", name="cat", input={"n": n})])
+            s.append_tool_result(f"c{n}", output=output)
+        results = [
+            part.id
+            for message in s.context().messages
+            for part in message.parts
+            if isinstance(part, LiveToolResult)
+        ]
+        s.append_events(
+            [OutputsPruned(part_ids=tuple(results[:2]), placeholder="[pruned]", tokens_freed=1)]
+        )
+        s.append_user("Go on.")
+        session_id = s.id
+        expected = (s.context().to_openai(), s.context().tokens)
+        restored_all = s.context(restore_pruned=True).to_openai()
+    assert restored_all[2]["content"] == outputs[0]
+    pruned = {hashlib.sha256(output.encode()).hexdigest() for output in outputs[:2]}
+    read: list[str] = []
+    with SessionStore(backend.url) as store:
+        recorder = store._recorder
+        reading = recorder.bodies
+
+        def bodies(session: str, digests: Any) -> Any:
+            read.extend(digests)
+            return reading(session, digests)
+
+        monkeypatch.setattr(recorder, "bodies", bodies)
+        s = store.session(session_id)
+        assert s._snapshot_seq == 9  # the prune's: the resume starts from its state
+        context = s.context()
+        assert (context.to_openai(), context.tokens) == expected
+        assert [m["content"] for m in context.to_openai()[2:7:2]] == [
+            "[pruned]",
+            "[pruned]",
+            outputs[2],
+        ]
+        assert read and not pruned & set(read)
+
+        assert s.context(restore_pruned=True).to_openai() == restored_all
+        assert pruned <= set(read)
+        s = store.session(session_id)
+        read.clear()
+        s.restore([results[0]])
+        assert s.context().to_openai()[2]["content"] == outputs[0]
+        assert s.context().to_openai()[4]["content"] == "[pruned]"
+        assert hashlib.sha256(outputs[0].encode()).hexdigest() in read
+        assert hashlib.sha256(outputs[1].encode()).hexdigest() not in read
