@@ -11,9 +11,10 @@ kilobyte, a long tail), so the tokenizer sees what it sees in real imports.
 
 What it prints: the file (lines, MB, the largest line), the seconds the import took (wall
 clock around `SessionStore.import_session`, and the process's CPU seconds, which a machine
-shared with other work inflates less), the peak RSS of the process (`resource.getrusage`) and
-what it was before the store opened (the tokenizer's tables loaded), with `--tracemalloc` the
-peak of Python's allocations during the import (slower: the seconds are then not the figure),
+shared with other work inflates less), the peak RSS of the process from just before the store
+opened (its high-water mark reset there, after the tokenizer's tables loaded) and the RSS then,
+with `--tracemalloc` the peak of Python's allocations during the import (slower: the seconds
+are then not the figure),
 and the events written; then the machine and the command. A second import of the same file is
 timed too: it must write nothing. `bench.storage` runs it in a process of its own for its
 import rows (`import_rows`).
@@ -181,7 +182,28 @@ def write_transcript(path: Path, lines: int) -> tuple[int, int, int]:
 
 
 def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """The process's peak resident memory since `reset_peak_rss` (or since it started)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return _status_kib(status, "VmHWM:") / 1024
+
+
+def rss_mb() -> float:
+    """The process's resident memory now."""
+    return _status_kib(Path("/proc/self/status").read_text(), "VmRSS:") / 1024
+
+
+def reset_peak_rss() -> None:
+    """Set the peak to what is resident now (Linux: "5" to clear_refs), so the peak read after
+    is the import's own, not that of the tokenizer's load or the transcript's writing."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def _status_kib(status: str, key: str) -> int:
+    line = next(line for line in status.splitlines() if line.startswith(key))
+    return int(line.split()[1])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -203,7 +225,8 @@ def main(argv: list[str] | None = None) -> None:
                 lines, size, longest = lines + 1, size + len(raw), max(longest, len(raw))
         print(f"transcript: {lines:,} lines, {size / 1e6:,.1f} MB, largest line {longest:,} B")
         load_encoding(DEFAULT_ENCODING)  # the tokenizer's tables, loaded once per process
-        rss_before = peak_rss_mb()
+        reset_peak_rss()
+        rss_before = rss_mb()
         url = args.db or f"sqlite:///{folder}/import.db"
         with SessionStore(url) as store:
             if args.tracemalloc:

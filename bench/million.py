@@ -1,8 +1,8 @@
 """A session of a million events: replay at its middle, `context()` on an open handle, resume,
 `verify` and peak memory, run by hand:
 `python -m bench.million [--events 1000000] [--url URL] [--cache /tmp/...db] [--runs 3]`, or its
-rows in `python -m bench --only million` (never in its default run: building the session takes
-minutes the first time, and the run about a minute after).
+rows in `python -m bench` (left out of a `--quick` run: building the session takes minutes the
+first time, and the run a few minutes after).
 
 The session is an agent loop kept inside its window, as a long-running agent's is: user turn,
 assistant tool call, tool output (200 B to 1.5 KB, each distinct), repeated; every 100 events
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def markdown(events: int, cold: float, figures: dict[str, tuple[float, float]]) -> str:
-    """The figures as the rows of `python -m bench --only million`."""
+    """The figures as the rows of `python -m bench` (`--only million`: these alone)."""
     lines = [
         f"| a session of {events:,} events | wall | CPU | target |",
         "|---|---|---|---|",

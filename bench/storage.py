@@ -55,7 +55,8 @@ class Config:
     and the resume session of that size)."""
     batch: int = 100
     """Messages per turn of each store in the append row."""
-    resume_sizes: tuple[int, ...] = (1_000, 10_000)
+    resume_sizes: tuple[int, ...] = (1_000, 3_000, 10_000)
+    """The resume rows' sessions: 3,000 messages is the size the issue's peer row names."""
     repeats: int = 7
     """Timed rounds of each read (resume, replay)."""
     big_output: int = 100_000_000
