@@ -37,7 +37,7 @@ from sessionstore.events import GENESIS_HASH, NewEvent
 from sessionstore.log import index_rows
 from sessionstore.log._append import Encoded, chain, encode_batch, event_row
 from sessionstore.log._bodies import pack_all
-from sessionstore.storage._schema import blob_refs, blobs, events, sessions
+from sessionstore.storage._schema import blobs, events, sessions
 from sessionstore.storage._sql import EncodedJson, SqlRecorder, index_values
 
 SCRIPT = Path(sys.executable).with_name("sessionstore")
@@ -79,12 +79,10 @@ def build(url: str, count: int) -> list[str]:
         assert isinstance(recorder, SqlRecorder), "the benchmark builds SQL databases"
         engine = recorder.engine
         ids = [f"bench-{n:07d}" for n in range(count)]
-        with engine.begin() as conn:
-            conn.execute(blobs.insert(), [body._asdict() for body in bodies])
         for start in range(0, count, PER_TRANSACTION):
             session_rows: list[dict[str, Any]] = []
             event_rows: list[dict[str, Any]] = []
-            ref_rows: list[dict[str, Any]] = []
+            body_rows: list[dict[str, Any]] = []
             index: list[dict[str, Any]] = []
             for n in range(start, min(start + PER_TRANSACTION, count)):
                 session_id = ids[n]
@@ -109,11 +107,11 @@ def build(url: str, count: int) -> list[str]:
                         "compactions": compactions,
                     }
                 )
-                ref_rows.extend({"session_id": session_id, "digest": b.digest} for b in bodies)
+                body_rows.extend({"session_id": session_id, **b._asdict()} for b in bodies)
             with engine.begin() as conn:
                 conn.execute(sessions.insert(), session_rows)
                 conn.execute(events.insert(), event_rows)
-                conn.execute(blob_refs.insert(), ref_rows)
+                conn.execute(blobs.insert(), body_rows)
                 conn.execute(recorder._insert_index(), index)
     return ids[::-1]
 

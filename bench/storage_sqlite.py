@@ -327,10 +327,7 @@ def raw_read(path: Path, *, bodies: bool = False) -> tuple[float, int]:
         conn.close()
 
 
-_BODIES = (
-    "SELECT blobs.compression, blobs.data FROM blob_refs "
-    "JOIN blobs ON blobs.digest = blob_refs.digest WHERE blob_refs.session_id = ?"
-)
+_BODIES = "SELECT compression, data FROM blobs WHERE session_id = ?"
 
 
 def _decoded(conn: sqlite3.Connection, up_to: int | None) -> list[Any]:

@@ -146,6 +146,7 @@ NOT_ON_MEMORY = {
     "test_downgrade_to_base_and_upgrade_again": _NO_SCHEMA,
     "test_the_revisions_match_the_declared_tables": _NO_SCHEMA,
     "test_a_database_at_0002_upgrades_and_keeps_its_sessions": _NO_SCHEMA,
+    "test_the_upgrade_to_bodies_per_session_copies_what_each_session_holds": _NO_SCHEMA,
     "test_sigkill_mid_stream_leaves_every_committed_event_and_a_valid_chain": (
         "it writes from another process, whose memory is its own"
     ),

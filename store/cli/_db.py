@@ -1,5 +1,4 @@
-"""`sessionstore db upgrade, current, gc`: the schema (Alembic) and the bodies no session
-references."""
+"""`sessionstore db upgrade, current`: the schema (Alembic)."""
 
 from __future__ import annotations
 
@@ -85,15 +84,6 @@ def db_current(app: Cli) -> None:
         recorder.close()
     refuse_foreign(state, recorder.shown_url)
     _show_revision(state.revision)
-
-
-@db.command("gc")
-@pass_cli
-def db_gc(app: Cli) -> None:
-    """Delete every body no session references (a secret two sessions redacted at the same
-    moment, in a database written before that was made safe), then scrub the files."""
-    deleted = app.store.collect_bodies()
-    click.echo(f"deleted {deleted:,} {'body' if deleted == 1 else 'bodies'} no session references")
 
 
 def _show_revision(current: str | None) -> None:

@@ -31,7 +31,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` im
     )
     from sessionstore.log._bodies import decode_stored, pack_all
     from sessionstore.log._log import MAX_SEQ, EventLog
-    from sessionstore.log._redact import collect_bodies, plan_redaction, redacted_parts
+    from sessionstore.log._redact import plan_redaction, redacted_parts
     from sessionstore.log._search import SearchHit, index_rows, search
     from sessionstore.log._transfer import (
         dated_links,
@@ -64,7 +64,6 @@ __all__ = [
     "chain",
     "check_session_id",
     "check_text_size",
-    "collect_bodies",
     "dated_links",
     "decode_stored",
     "encode_batch",
@@ -106,7 +105,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "EventLog",
     ),
     "sessionstore.log._redact": (
-        "collect_bodies",
         "plan_redaction",
         "redacted_parts",
     ),

@@ -200,22 +200,6 @@ def check_redaction(recorder: Recorder, session_id: str, event: ContentRedacted)
         raise InvalidEvent(f"{session_id!r} holds no body {stray[0]} to redact")
 
 
-def collect_bodies(recorder: Recorder) -> int:
-    """Delete every body no session references, and say how many went. Writes never leave
-    one (each deletes what its redaction left unreferenced, under a lock that excludes new
-    references), but a database written by a version without that lock can hold some: the
-    secret of two sessions that redacted it at the same moment. Only bodies a redaction
-    names can be unreferenced (a body is stored with its reference), and only those may the
-    database delete."""
-    named: set[str] = set()
-    for event_type, version, text in recorder.payloads_of_type(["ContentRedacted"]):
-        payload = decode_payload_json(event_type, version, text)
-        assert isinstance(payload, ContentRedacted)
-        named.update(payload.digests)
-    orphans = [digest for digest in recorder.unreferenced_bodies() if digest in named]
-    return recorder.delete_unreferenced_bodies(orphans) if orphans else 0
-
-
 def redacted_parts(recorder: Recorder, session_ids: Iterable[str]) -> dict[str, str]:
     """Part id -> placeholder, for every part a redaction of these sessions named."""
     found: dict[str, str] = {}

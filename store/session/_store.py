@@ -375,18 +375,6 @@ class SessionStore:
                 time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))
         raise ConcurrencyError(session_id, head, self._log.version(session_id))
 
-    def collect_bodies(self) -> int:
-        """Delete every body no session references, and scrub the files as a redaction does;
-        returns how many were deleted. A repair for databases written before concurrent
-        redactions of one body were made exclusive (two sessions redacting the same text at
-        the same moment could each leave it to the other); a store's own writes leave none."""
-        from sessionstore.log import collect_bodies
-
-        deleted = collect_bodies(self._recorder)
-        if deleted:
-            self._log.scrub("bodies no session referenced")
-        return deleted
-
     def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
         """The ids of the parts `purge(session_id)` would name now, in the order they were
         appended (none when all content is redacted already); nothing is appended. What a

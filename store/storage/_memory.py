@@ -133,13 +133,8 @@ class MemoryDatabase:
     streams: dict[str, _Stream] = field(default_factory=dict)
     event_count: int = 0
     payload_bytes: int = 0
-    bodies: dict[str, BodyRow] = field(default_factory=dict)
-    refs: dict[str, set[str]] = field(default_factory=dict)
-    """Per session, the digests it references."""
-    holders: dict[str, set[str]] = field(default_factory=dict)
-    """Per digest, the sessions that reference it (none: the body is unreferenced)."""
-    redacted: set[str] = field(default_factory=set)
-    """Every digest a `ContentRedacted` event of any session names."""
+    bodies: dict[str, dict[str, BodyRow]] = field(default_factory=dict)
+    """Per session, its bodies by digest (each session holds its own, as the `blobs` table)."""
     snapshots: dict[tuple[str, str, int], dict[int, str]] = field(default_factory=dict)
     """Per (session, projection, version), each snapshot's state JSON by seq."""
     index: dict[str, list[tuple[SearchEntry, tuple[str, ...]]]] = field(default_factory=dict)
@@ -263,17 +258,11 @@ class MemoryRecorder:
                 db.payload_bytes += len(event.payload.encode("utf-8"))
             db.event_count += len(rows)
             stream.redacted |= named
-            db.redacted |= named
+            held = db.bodies.setdefault(session_id, {})
             for body in bodies:
-                db.bodies.setdefault(body.digest, body)
-                db.refs.setdefault(session_id, set()).add(body.digest)
-                db.holders.setdefault(body.digest, set()).add(session_id)
+                held.setdefault(body.digest, body)
             for digest in forget:
-                db.refs.get(session_id, set()).discard(digest)
-                db.holders.get(digest, set()).discard(session_id)
-                if digest in db.bodies and not db.holders.get(digest):
-                    del db.bodies[digest]
-                    db.holders.pop(digest, None)
+                held.pop(digest, None)
             session = db.sessions[session_id]
             if metadata is not None:
                 session.app, session.user = metadata.app, metadata.user
@@ -305,42 +294,18 @@ class MemoryRecorder:
     def _refuse_unnamed_deletions(
         self, session_id: str, bodies: Sequence[BodyRow], forget: Sequence[str], named: set[str]
     ) -> None:
-        """`LostRace` when the write would delete a reference or a body that no redaction
-        names (a reference: one of its own session), as the SQL schema's triggers refuse it."""
+        """`LostRace` when the write would delete a body of the session that no redaction of
+        the session names, as the SQL schema's triggers refuse it."""
         if not forget:
             return
-        db = self._db
-        stream = db.streams.get(session_id, _Stream())
-        held = db.refs.get(session_id, set()) | {body.digest for body in bodies}
-        stored = db.bodies.keys() | {body.digest for body in bodies}
+        stream = self._db.streams.get(session_id, _Stream())
+        held = self._db.bodies.get(session_id, {}).keys() | {body.digest for body in bodies}
         for digest in forget:
             if digest in held and digest not in stream.redacted | named:
                 raise LostRace
-            held.discard(digest)
-        for digest in forget:
-            others = db.holders.get(digest, set()) - {session_id}
-            deleted = digest in stored and not others and digest not in held
-            if deleted and digest not in db.redacted | named:
-                raise LostRace
-
-    def unreferenced_bodies(self) -> list[str]:
-        db = self._db
-        with db.lock:
-            return sorted(digest for digest in db.bodies if not db.holders.get(digest))
-
-    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
-        db = self._db
-        with db.lock:
-            doomed = {d for d in digests if d in db.bodies and not db.holders.get(d)}
-            if not doomed <= db.redacted:
-                raise LostRace  # the schema deletes only bodies a redaction names
-            for digest in doomed:
-                del db.bodies[digest]
-                db.holders.pop(digest, None)
-            return len(doomed)
 
     def scrub(self, *, wait: bool = True) -> bool:
-        """Nothing to do: a deleted body's bytes are gone with its last reference to them."""
+        """Nothing to do: a deleted body's bytes are gone with its row."""
         return True
 
     def save_snapshot(
@@ -399,13 +364,13 @@ class MemoryRecorder:
     def bodies(self, session_id: str, digests: Sequence[str]) -> list[BodyRow]:
         db = self._db
         with db.lock:
-            held = db.refs.get(session_id, set())
-            return [db.bodies[digest] for digest in sorted(set(digests)) if digest in held]
+            held = db.bodies.get(session_id, {})
+            return [held[digest] for digest in sorted(set(digests)) if digest in held]
 
     def body_digests(self, session_id: str) -> list[str]:
         db = self._db
         with db.lock:
-            return sorted(db.refs.get(session_id, ()))
+            return sorted(db.bodies.get(session_id, ()))
 
     def event_hash(self, session_id: str, seq: int) -> str | None:
         db = self._db
@@ -535,7 +500,7 @@ class MemoryRecorder:
     def counts(self) -> StoreCounts:
         db = self._db
         with db.lock:
-            bodies = db.bodies.values()
+            bodies = [body for held in db.bodies.values() for body in held.values()]
             return StoreCounts(
                 len(db.sessions),
                 db.event_count,

@@ -31,7 +31,7 @@ COUNTERS_REVISION = "0004"
 before it has its sessions' live tokens to count (the store's fold counts them, not a
 revision)."""
 
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 """The newest revision in `migrations/versions`: what a current database is at. Written down so
 that opening one reads no revision file and imports no Alembic; a test checks it is the head
 Alembic finds."""

@@ -8,8 +8,8 @@ statement with SQLSTATE 55P03 and is `DatabaseUnavailable`, saying so; the trans
 back, so nothing is changed.
 
 Scale-out: the URL option `partitions=N` (`postgresql+psycopg://host/db?partitions=16`) asks
-for the schema to be created with every table hash-partitioned into N partitions, by session
-(`blobs`, shared by sessions, by digest), and `events` keyed by (position, session_id), which
+for the schema to be created with every table hash-partitioned into N partitions, by session,
+and `events` keyed by (position, session_id), which
 is what a Citus distribution by `session_id` needs too. The option is the database's layout,
 so it travels with the URL that names the database: through `SessionStore(url)`, `--db`,
 `$SESSIONSTORE_URL`, and `alembic upgrade head`, whose revisions read it from the connection
@@ -19,11 +19,11 @@ than the database has is `SchemaMismatch`. Every statement is the same on both l
 
 An append on psycopg is one statement, sent on an autocommit connection, so it is its own
 transaction and one round trip: a data-modifying `WITH` moves the head (or inserts the
-`sessions` row), inserts the events, bodies and body references only for a head that moved,
-and returns the events' positions; none means the head had moved on (`LostRace`). Each body
-is inserted, and referenced, only after its row of the `locked` part took the body's shared
-lock (`PostgresRecorder._lock_bodies` says why): the data flow forces that order, which the
-parts of one `WITH` would not otherwise have. Through SQLAlchemy the same append was BEGIN,
+`sessions` row), inserts the events and the session's bodies only for a head that moved, and
+returns the events' positions; none means the head had moved on (`LostRace`). A body is the
+session's own row (revision 0008), so nothing but the session's head orders two writes: a
+redaction and an append of one session both move it, and the second to commit finds it
+moved. Through SQLAlchemy the same append was BEGIN,
 four or five statements and COMMIT: 8 writer processes made 818 appends/s against 4,325 for
 raw INSERT + COMMIT on this machine. A pooled connection
 is pinged before use only after it sat idle for `PING_AFTER_IDLE_S` (a ping on every checkout
@@ -105,24 +105,13 @@ _EVENT_ARRAYS = """unnest(%(seq)b::integer[], %(event_id)b::text[], %(type)b::te
         %(hash)b::text[], %(payload)b::text[])
         AS e(seq, event_id, type, schema_version, recorded_at, prev_hash, hash, payload)"""
 _BODIES = """,
-locked AS (
-    SELECT b.digest, b.size, b.compression, b.data,
-        pg_advisory_xact_lock_shared(hashtextextended(b.digest, 0)) AS held
-    FROM head, {source}
-    ORDER BY b.n
-),
 bodies AS (
-    INSERT INTO blobs (digest, size, compression, data)
-    SELECT digest, size, compression, data FROM locked
-    ON CONFLICT DO NOTHING
-),
-refs AS (
-    INSERT INTO blob_refs (session_id, digest)
-    SELECT head.id, locked.digest FROM head, locked
+    INSERT INTO blobs (session_id, digest, size, compression, data)
+    SELECT head.id, b.digest, b.size, b.compression, b.data FROM head, {source}
     ON CONFLICT DO NOTHING
 )"""
 _BODY_ARRAYS = """unnest(%(digest)b::text[], %(size)b::bigint[], %(compression)b::text[],
-        %(data)b::bytea[]) WITH ORDINALITY AS b(digest, size, compression, data, n)"""
+        %(data)b::bytea[]) AS b(digest, size, compression, data)"""
 _INDEXED = """,
 indexed AS (
     INSERT INTO search_index (session_id, seq, part, chunk, role, event_type, digest,
@@ -171,8 +160,7 @@ _FORMAT = {"bytea": "b", "integer": "s", "bigint": "s", "text": "s", "timestampt
 @functools.cache
 def _small_append(new_session: bool, rows: int, bodies: int, indexed: bool) -> str:
     """`_WRITE` for `rows` events and `bodies` bodies, each value its own parameter
-    (`seq_0`, `event_id_0`... `digest_0`...): the same statement, the same order of its parts
-    (the bodies' locks before any body or reference is written), for each shape once; the
+    (`seq_0`, `event_id_0`... `digest_0`...): the same statement for each shape once; the
     search index's rows as arrays, when the write has any."""
 
     def row(prefix: str, columns: tuple[tuple[str, str], ...], n: int) -> str:
@@ -184,9 +172,9 @@ def _small_append(new_session: bool, rows: int, bodies: int, indexed: bool) -> s
     events = ", ".join(row("", _EVENT_COLUMNS, n) for n in range(rows))
     with_bodies = ""
     if bodies:
-        values = ", ".join(row(f"{n}, ", _BODY_COLUMNS, n) for n in range(bodies))
+        values = ", ".join(row("", _BODY_COLUMNS, n) for n in range(bodies))
         with_bodies = _BODIES.format(
-            source=f"(VALUES {values}) AS b(n, digest, size, compression, data)"
+            source=f"(VALUES {values}) AS b(digest, size, compression, data)"
         )
     return _WRITE.format(
         head=_NEW_SESSION if new_session else _MOVE_HEAD,
@@ -201,14 +189,6 @@ _ROW_FIELDS = EventRow._fields[1:]
 """An `events` row's columns after its session id, as `EventRow` orders them (`seq` ...
 `payload`): the arrays' names, and the small statement's parameters with their index."""
 assert tuple(name for name, _ in _EVENT_COLUMNS) == _ROW_FIELDS
-
-_LOCK_BODIES = sa.text(
-    """SELECT CASE WHEN l.deleted THEN pg_advisory_xact_lock(hashtextextended(l.digest, 0))
-        ELSE pg_advisory_xact_lock_shared(hashtextextended(l.digest, 0)) END
-    FROM unnest(CAST(:digests AS text[]), CAST(:deleted AS boolean[])) WITH ORDINALITY
-        AS l(digest, deleted, n)
-    ORDER BY l.n"""
-)
 
 _PARTITIONS_OF_EVENTS = sa.text(
     "SELECT count(*) FROM pg_inherits WHERE inhparent = to_regclass('events')"
@@ -289,7 +269,6 @@ class PostgresRecorder(SqlRecorder):
                 index,
                 unindex,
             )
-        bodies = sorted(bodies, key=lambda body: body.digest)  # the locks' order: `_lock_order`
         last = rows[-1]
         params: dict[str, Any] = {
             "session_id": session_id,
@@ -412,24 +391,6 @@ class PostgresRecorder(SqlRecorder):
         query = sa.func.to_tsquery(_SIMPLE, sa.bindparam("tsquery", ts_query(phrases)))
         return search_index.c.terms.bool_op("@@")(query)
 
-    def _lock_bodies(
-        self, conn: sa.Connection, referenced: Sequence[str], deleted: Sequence[str]
-    ) -> None:
-        """Per body, a transaction-scoped advisory lock on its digest: shared by each write
-        that references it, exclusive for one that deletes it. All of a write's locks are
-        taken in digest order (so two writes never wait for each other in a cycle), after
-        its head moved and before it inserts or deletes any body or reference. A redaction
-        that waited thus sees, in the statements after, every reference committed before
-        it; an append that waited for a redaction finds the body deleted and stores it
-        again. Waits are bounded by `lock_timeout`, like any other."""
-        digests = _lock_order(referenced, deleted)
-        if digests:
-            gone = set(deleted)
-            conn.execute(
-                _LOCK_BODIES,
-                {"digests": digests, "deleted": [digest in gone for digest in digests]},
-            ).all()
-
     def _payload_bytes(self) -> sa.ColumnElement[int]:
         return sa.func.octet_length(sa.cast(events.c.payload, sa.Text))
 
@@ -473,12 +434,6 @@ def ts_query(phrases: Phrases) -> str:
     """A `to_tsquery` text for every one of `phrases` (`&`), each a phrase of its words
     (`<->`). Their words are letters and digits only: none is tsquery syntax."""
     return " & ".join("(" + " <-> ".join(phrase) + ")" for phrase in phrases)
-
-
-def _lock_order(referenced: Sequence[str], deleted: Sequence[str]) -> list[str]:
-    """The digests whose locks a write takes, each once, in the order every write takes
-    them (the one-statement append passes its bodies in this order too)."""
-    return sorted({*referenced, *deleted})
 
 
 def partitions_asked(url: sa.URL) -> int | None:

@@ -150,7 +150,7 @@ def compactions_in(rows: Sequence[EventRow]) -> int:
 
 class StoreCounts(NamedTuple):
     """What a store holds: `payload_bytes` of the events' JSON, and the bodies they refer to
-    (large texts, each stored once), `body_bytes` of them before compression and
+    (texts, each stored once per session), `body_bytes` of them before compression and
     `stored_body_bytes` as kept."""
 
     sessions: int
@@ -200,10 +200,10 @@ class Recorder(Protocol):
         among `rows`, `live_tokens` to the figure given (`None`: not counted, for the next
         listing to count).
 
-        In the same transaction: `bodies` are stored (a digest stored already is kept) and
-        referenced by the session; the session's references to `forget` are deleted, and
-        each of those bodies once no session references it (`rows` must hold the
-        `ContentRedacted` event that names them: the database refuses any other deletion).
+        In the same transaction: `bodies` are stored as the session's (a digest the session
+        holds already is kept); the session's bodies `forget` names are deleted (`rows` must
+        hold the `ContentRedacted` event that names them: the database refuses any other
+        deletion).
         `metadata`, when given, replaces the session's listing metadata (`rows` hold the
         event that sets it); `title`, when given, replaces its title (`rows` hold the
         redaction that deleted the old one).
@@ -257,16 +257,6 @@ class Recorder(Protocol):
 
     def body_digests(self, session_id: str) -> list[str]:
         """Every body the session references."""
-        ...
-
-    def unreferenced_bodies(self) -> list[str]:
-        """The digests of stored bodies no session references, sorted."""
-        ...
-
-    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
-        """Delete each body among `digests` that no session references, in one transaction
-        that excludes any write taking a reference to one of them (as a redaction does);
-        how many were deleted. The database deletes only bodies a redaction names."""
         ...
 
     def scrub(self, *, wait: bool = True) -> bool:

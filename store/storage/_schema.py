@@ -142,24 +142,18 @@ DIGEST_LENGTH = 64
 blobs = sa.Table(
     "blobs",
     metadata,
+    sa.Column("session_id", sa.String(SESSION_ID_LENGTH), primary_key=True),
     sa.Column("digest", sa.String(DIGEST_LENGTH), primary_key=True),
     sa.Column("size", sa.BigInteger, nullable=False),
     sa.Column("compression", sa.String(8), nullable=False),
     sa.Column("data", sa.LargeBinary, nullable=False),
 )
-"""Payload bodies by the SHA-256 of their UTF-8 bytes (`size` of them), stored as `data`,
-compressed as `compression` says ("zlib" or "none"); one row however many events hold it."""
-
-blob_refs = sa.Table(
-    "blob_refs",
-    metadata,
-    sa.Column("session_id", sa.String(SESSION_ID_LENGTH), primary_key=True),
-    sa.Column("digest", sa.String(DIGEST_LENGTH), primary_key=True),
-    sa.Index("ix_blob_refs_digest", "digest"),
-)
-"""Which sessions' events hold which bodies: a session reads a body only through its own row,
-so a redaction (which deletes the row) takes the body out of that session alone, and the body
-itself goes once no session holds it."""
+"""Payload bodies, each a session's own: by the SHA-256 of their UTF-8 bytes (`size` of them),
+stored as `data`, compressed as `compression` says ("zlib" or "none"); one row per session
+however many of its events hold the body. A session reads and deletes only its own rows, so
+a redaction (which deletes them) takes the body out of that session alone, and no write of
+one session waits for another's (revision 0008: before it, one row served every session,
+with a `blob_refs` row per session that held it)."""
 
 search_index = sa.Table(
     "search_index",

@@ -41,7 +41,6 @@ from sessionstore.storage._recorder import (
 from sessionstore.storage._rows import SessionInfo, as_utc
 from sessionstore.storage._schema import (
     REDACTION,
-    blob_refs,
     blobs,
     events,
     search_index,
@@ -143,26 +142,12 @@ INSERT_SESSION = sessions.insert()
 INSERT_EVENT = events.insert()
 _INSERT_EVENTS = INSERT_EVENT.returning(events.c.position, sort_by_parameter_order=True)
 INSERT_TAG = session_tags.insert()
-BODIES = (
-    sa.select(blobs.c.digest, blobs.c.size, blobs.c.compression, blobs.c.data)
-    .join(blob_refs, blob_refs.c.digest == blobs.c.digest)
-    .where(
-        blob_refs.c.session_id == _SESSION,
-        blob_refs.c.digest.in_(sa.bindparam("digests", expanding=True)),
-    )
+BODIES = sa.select(blobs.c.digest, blobs.c.size, blobs.c.compression, blobs.c.data).where(
+    blobs.c.session_id == _SESSION, blobs.c.digest.in_(sa.bindparam("digests", expanding=True))
 )
-_BODY_DIGESTS = sa.select(blob_refs.c.digest).where(blob_refs.c.session_id == _SESSION)
-FORGET_REF = blob_refs.delete().where(
-    blob_refs.c.session_id == _SESSION, blob_refs.c.digest == sa.bindparam("digest")
-)
+_BODY_DIGESTS = sa.select(blobs.c.digest).where(blobs.c.session_id == _SESSION)
 FORGET_BODY = blobs.delete().where(
-    blobs.c.digest == sa.bindparam("digest"),
-    ~sa.exists().where(blob_refs.c.digest == blobs.c.digest),
-)
-_UNREFERENCED_BODIES = (
-    sa.select(blobs.c.digest)
-    .where(~sa.exists().where(blob_refs.c.digest == blobs.c.digest))
-    .order_by(blobs.c.digest)
+    blobs.c.session_id == _SESSION, blobs.c.digest == sa.bindparam("digest")
 )
 _SESSION_ROW = sa.select(sessions).where(sessions.c.id == _SESSION)
 _SESSIONS_NEWEST_FIRST = sa.select(sessions).order_by(sessions.c.updated_at.desc(), sessions.c.id)
@@ -430,15 +415,11 @@ class SqlRecorder:
             for start in range(0, len(rows), PAGE):
                 page = [_event_values(row) for row in rows[start : start + PAGE]]
                 positions.extend(conn.execute(_INSERT_EVENTS, page).scalars())
-            self._lock_bodies(conn, [body.digest for body in bodies], forget)
             if bodies:
-                conn.execute(self._insert_ignoring(blobs), [body._asdict() for body in bodies])
-                refs = [{"session_id": session_id, "digest": body.digest} for body in bodies]
-                conn.execute(self._insert_ignoring(blob_refs), refs)
+                rows_of = [{"session_id": session_id, **body._asdict()} for body in bodies]
+                conn.execute(self._insert_ignoring(blobs), rows_of)
             for digest in forget:
-                conn.execute(FORGET_REF, {"session_id": session_id, "digest": digest})
-            for digest in forget:  # each a statement after the locks: it sees every ref committed
-                conn.execute(FORGET_BODY, {"digest": digest})
+                conn.execute(FORGET_BODY, {"session_id": session_id, "digest": digest})
             if metadata is not None:
                 key = {"session_id": session_id}
                 conn.execute(SET_METADATA, {**key, "app": metadata.app, "user_id": metadata.user})
@@ -488,28 +469,6 @@ class SqlRecorder:
     def _insert_ignoring(self, table: sa.Table) -> sa.Insert:
         """An INSERT into `table` that skips rows whose key is taken (dialect syntax)."""
         raise NotImplementedError
-
-    def _lock_bodies(
-        self, conn: sa.Connection, referenced: Sequence[str], deleted: Sequence[str]
-    ) -> None:
-        """Make taking a reference to a body and deleting an unreferenced body exclusive, for
-        the rest of the transaction: a write that references `referenced` bodies must not
-        have one deleted under it by a redaction that could not see its reference yet, and
-        two redactions of one body must not each leave it to the other. Nothing to do where
-        a write locks the whole database (SQLite); a backend whose writers run side by side
-        locks each body here, shared for `referenced`, exclusive for `deleted`."""
-
-    def unreferenced_bodies(self) -> list[str]:
-        with self._reading() as conn:
-            return [str(digest) for digest in conn.execute(_UNREFERENCED_BODIES).scalars()]
-
-    def delete_unreferenced_bodies(self, digests: Sequence[str]) -> int:
-        deleted = 0
-        with self._writing() as conn:
-            self._lock_bodies(conn, (), digests)
-            for digest in digests:
-                deleted += conn.execute(FORGET_BODY, {"digest": digest}).rowcount
-        return deleted
 
     def scrub(self, *, wait: bool = True) -> bool:
         return True

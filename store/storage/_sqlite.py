@@ -51,7 +51,7 @@ from sessionstore.storage._recorder import (
     compactions_in,
 )
 from sessionstore.storage._rows import SessionInfo
-from sessionstore.storage._schema import blob_refs, blobs, events, search_index
+from sessionstore.storage._schema import blobs, events, search_index
 from sessionstore.storage._sql import (
     BODIES,
     DROP_TAGS,
@@ -59,7 +59,6 @@ from sessionstore.storage._sql import (
     EVERY_INDEXED,
     EVERY_TAG,
     FORGET_BODY,
-    FORGET_REF,
     HEAD,
     INDEX_COLUMNS,
     INSERT_EVENT,
@@ -148,10 +147,8 @@ _INSERT_EVENT = driver_sql(
     columns=True,
 )  # fmt: skip
 """Its columns in the table's order, which `_event_values` follows."""
-_INSERT_BODY = driver_sql(insert_ignoring(blobs), BodyRow._fields, columns=True)
-_INSERT_REF = driver_sql(insert_ignoring(blob_refs), ("session_id", "digest"), columns=True)
-_FORGET_REF = driver_sql(FORGET_REF, ("session_id", "digest"))
-_FORGET_BODY = driver_sql(FORGET_BODY, ("digest",))
+_INSERT_BODY = driver_sql(insert_ignoring(blobs), ("session_id", *BodyRow._fields), columns=True)
+_FORGET_BODY = driver_sql(FORGET_BODY, ("session_id", "digest"))
 _SET_METADATA = driver_sql(SET_METADATA, ("app", "user_id", "session_id"))
 _SET_TITLE = driver_sql(SET_TITLE, ("title", "session_id"))
 _DROP_TAGS = driver_sql(DROP_TAGS, ("session_id",))
@@ -367,11 +364,9 @@ class SqliteRecorder(SqlRecorder):
                     assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
                     positions.append(cursor.lastrowid)
                 if bodies:
-                    cursor.executemany(_INSERT_BODY.text, bodies)
-                    cursor.executemany(_INSERT_REF.text, [(session_id, b.digest) for b in bodies])
+                    cursor.executemany(_INSERT_BODY.text, [(session_id, *b) for b in bodies])
                 for digest in forget:
-                    cursor.execute(_FORGET_REF.text, (session_id, digest))
-                    cursor.execute(_FORGET_BODY.text, (digest,))
+                    cursor.execute(_FORGET_BODY.text, (session_id, digest))
                 if metadata is not None:
                     cursor.execute(_SET_METADATA.text, (metadata.app, metadata.user, session_id))
                     cursor.execute(_DROP_TAGS.text, (session_id,))

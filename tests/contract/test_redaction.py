@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 
 from sessionstore import InvalidArgument, Session, SessionStore, ToolCall
-from sessionstore.cli import main
 from sessionstore.events import ContentRedacted, Message, MessageAppended, Native, ToolResultPart
+from sessionstore.storage._migrate import alembic_config
 from tests.builders import started, user
 from tests.conftest import Backend
 
@@ -85,11 +86,10 @@ def test_the_live_context_a_replay_and_a_resume_agree_after_a_redaction(backend:
 def test_the_database_refuses_deleting_a_body_no_redaction_names(backend: Backend) -> None:
     with SessionStore(backend.url) as store:
         leaky_session(store)
-    for table in ("blobs", "blob_refs"):
-        with pytest.raises(sa.exc.DatabaseError, match="redaction"):
-            backend.execute(f"DELETE FROM {table}")
-        with pytest.raises(sa.exc.DatabaseError, match="UPDATE refused"):
-            backend.execute(f"UPDATE {table} SET digest = digest")
+    with pytest.raises(sa.exc.DatabaseError, match="redaction"):
+        backend.execute("DELETE FROM blobs")
+    with pytest.raises(sa.exc.DatabaseError, match="UPDATE refused"):
+        backend.execute("UPDATE blobs SET digest = digest")
 
 
 def test_a_redacted_output_cannot_be_restored(backend: Backend) -> None:
@@ -403,27 +403,20 @@ def test_opening_the_store_scrubs_what_a_crashed_redaction_left(sqlite_backend: 
         holder.close()
 
 
-def unreferenced_bodies(backend: Backend) -> list[str]:
-    engine = backend.raw_engine()
-    try:
-        with engine.connect() as conn:
-            query = (
-                "SELECT digest FROM blobs WHERE NOT EXISTS "
-                "(SELECT 1 FROM blob_refs WHERE blob_refs.digest = blobs.digest) ORDER BY digest"
-            )
-            return [str(row[0]) for row in conn.execute(sa.text(query))]
-    finally:
-        engine.dispose()
-
-
-def leave_a_body_with_no_owner(backend: Backend, store: SessionStore) -> tuple[Session, str]:
-    """A session that redacted the secret, and the secret's body stored again with no
-    reference: what two sessions redacting it at the same moment left before that was made
-    exclusive. Returns the session and the body's digest."""
-    s = store.create_session(model="m")
-    s.append_user("still needed")
+def at_0007_with_a_body_no_session_references(backend: Backend) -> tuple[str, str, str]:
+    """A database taken back to revision 0007 (one `blobs` row per body, a `blob_refs` row per
+    session holding it), where two sessions hold one body, one of them redacted the secret,
+    and the secret's body was stored again with no reference: what two sessions redacting it
+    at the same moment could leave before 0008. Returns the two sessions and the secret's
+    digest."""
     text = f"OPENAI_API_KEY={SECRET}"
-    s.redact([s.append_user(text).parts[0].id], reason="leaked")
+    with SessionStore(backend.url) as store:
+        s = store.create_session(model="m")
+        s.append_user("held by both")
+        s.redact([s.append_user(text).parts[0].id], reason="leaked")
+        other = store.create_session(model="m")
+        other.append_user("held by both")
+    command.downgrade(alembic_config(backend.url), "0007")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     backend.execute(
         "INSERT INTO blobs (digest, size, compression, data) VALUES (:d, :n, 'none', :b)",
@@ -431,37 +424,30 @@ def leave_a_body_with_no_owner(backend: Backend, store: SessionStore) -> tuple[S
         n=len(text),
         b=text.encode("utf-8"),
     )
-    return s, digest
+    return s.id, other.id, digest
 
 
-def test_collect_bodies_deletes_what_no_session_references_and_nothing_else(
+def test_the_upgrade_to_bodies_per_session_copies_what_each_session_holds(
     backend: Backend,
 ) -> None:
-    with SessionStore(backend.url) as store:
-        s, digest = leave_a_body_with_no_owner(backend, store)
-        assert unreferenced_bodies(backend) == [digest]
-
-        assert store.collect_bodies() == 1
-
-        assert unreferenced_bodies(backend) == []
-        assert store.collect_bodies() == 0
-        assert [m.parts[0].text for m in s.context().messages] == [  # type: ignore[union-attr]
-            "still needed",
-            "[redacted: leaked]",
+    """Revision 0008 gives each session its own rows of the bodies it referenced; a body no
+    session referenced is not copied, and its bytes are gone from a SQLite file."""
+    redacted, other, digest = at_0007_with_a_body_no_session_references(backend)
+    shared = hashlib.sha256(b"held by both").hexdigest()
+    with SessionStore(backend.url) as store:  # opening upgrades
+        engine = backend.raw_engine()
+        with engine.connect() as conn:
+            rows = {
+                tuple(row) for row in conn.execute(sa.text("SELECT session_id, digest FROM blobs"))
+            }
+        engine.dispose()
+        assert rows == {(redacted, shared), (other, shared)}
+        texts = [
+            [m.parts[0].text for m in store.session(sid).context().messages]  # type: ignore[union-attr]
+            for sid in (redacted, other)
         ]
-        assert store.verify(s.id).ok
+        assert texts == [["held by both", "[redacted: leaked]"], ["held by both"]]
+        assert store.verify(redacted).ok and store.verify(other).ok
     if backend.name == "sqlite":
         assert found_in_files(backend.url, SECRET) == []
-
-
-def test_db_gc_says_how_many_bodies_it_deleted(
-    sqlite_backend: Backend, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with SessionStore(sqlite_backend.url) as store:
-        leave_a_body_with_no_owner(sqlite_backend, store)
-
-    assert main(["--db", sqlite_backend.url, "db", "gc"]) == 0
-    assert capsys.readouterr().out == "deleted 1 body no session references\n"
-    assert main(["--db", sqlite_backend.url, "db", "gc"]) == 0
-    assert capsys.readouterr().out == "deleted 0 bodies no session references\n"
-    assert found_in_files(sqlite_backend.url, SECRET) == []
+    assert digest not in {row[1] for row in rows}

@@ -266,12 +266,13 @@ def test_a_redacted_body_stored_again_by_hand_with_other_text_fails_verify(
     forged = "my key is nothing you need to know"
 
     backend.execute(
-        "INSERT INTO blobs (digest, size, compression, data) VALUES (:d, :n, 'none', :data)",
+        "INSERT INTO blobs (session_id, digest, size, compression, data) "
+        "VALUES (:s, :d, :n, 'none', :data)",
+        s=s.id,
         d=digest,
         n=len(forged),
         data=forged.encode(),
     )
-    backend.execute("INSERT INTO blob_refs (session_id, digest) VALUES (:s, :d)", s=s.id, d=digest)
 
     report = store.verify(s.id)
     assert (report.ok, report.first_broken_seq) == (False, None)

@@ -84,12 +84,12 @@ def test_a_body_gone_from_several_pages_is_reported_once_and_stops_the_refold(
     s.append_user("the same words")  # 5
     digest = digest_of("the same words")
     backend.execute(
-        "DROP TRIGGER blob_refs_refuse_delete"
+        "DROP TRIGGER blobs_refuse_delete"
         if backend.name == "sqlite"
-        else "DROP TRIGGER blob_refs_guard ON blob_refs"
+        else "DROP TRIGGER blobs_guard ON blobs"
     )
 
-    backend.execute("DELETE FROM blob_refs WHERE session_id = :s AND digest = :d", s=s.id, d=digest)
+    backend.execute("DELETE FROM blobs WHERE session_id = :s AND digest = :d", s=s.id, d=digest)
 
     report = store.verify(s.id)
     assert report.problems == (

@@ -32,7 +32,7 @@ from sessionstore.storage._recorder import (
     SessionFilter,
     SessionMetadata,
 )
-from sessionstore.storage._schema import blobs, events
+from sessionstore.storage._schema import events
 from sessionstore.storage._schema import metadata as schema
 from sessionstore.storage._sql import PAGE, SqlRecorder
 
@@ -107,12 +107,6 @@ class RecorderContract:
     def recorder(self) -> Iterator[Recorder]:  # pragma: no cover - every subclass gives one
         raise NotImplementedError
         yield
-
-    def leave_an_unreferenced_body(self, recorder: Recorder, stored: BodyRow) -> None:
-        """Store `stored` with no session referencing it: what two redactions of one body at
-        the same moment left before that was made exclusive, and what no write can do now
-        (a write stores a body with its reference)."""
-        raise NotImplementedError  # pragma: no cover - every subclass says how
 
     def start(self, recorder: Recorder, session_id: str, count: int = 3) -> list[EventRow]:
         batch = rows(session_id, 1, count)
@@ -471,15 +465,14 @@ class RecorderContract:
 
     # bodies
 
-    def test_bodies_are_read_through_the_sessions_that_reference_them(
-        self, recorder: Recorder
-    ) -> None:
+    def test_each_session_reads_its_own_bodies(self, recorder: Recorder) -> None:
         hello, other = body(7), body(8, b"other bytes")
         for session_id in ("s1", "s2", "s3"):
             self.start(recorder, session_id)
         recorder.write("s1", head_of(rows("s1", 1, 3)), rows("s1", 4, 1), bodies=[other, hello])
-        again = hello._replace(compression="zlib", data=b"x\x9c")  # a digest stored is kept
-        recorder.write("s2", head_of(rows("s2", 1, 3)), rows("s2", 4, 1), bodies=[again])
+        recorder.write("s2", head_of(rows("s2", 1, 3)), rows("s2", 4, 1), bodies=[hello])
+        again = hello._replace(compression="zlib", data=b"x\x9c")  # a digest held is kept
+        recorder.write("s2", head_of(rows("s2", 1, 4)), rows("s2", 5, 1), bodies=[again])
         wanted = [hello.digest, other.digest, body(9).digest]
         assert sorted(recorder.bodies("s1", wanted)) == sorted([hello, other])
         assert recorder.bodies("s2", wanted) == [hello]
@@ -489,10 +482,11 @@ class RecorderContract:
         assert recorder.body_digests("s3") == []
         many = [body(n).digest for n in range(PAGE + 3)]
         assert sorted(recorder.bodies("s1", many)) == sorted([hello, other])
-        counts = recorder.counts()  # each body once, however many sessions refer to it
-        assert (counts.bodies, counts.body_bytes, counts.stored_body_bytes) == (2, 5 + 11, 5 + 11)
+        counts = recorder.counts()  # each body once per session that holds it
+        stored = (counts.bodies, counts.body_bytes, counts.stored_body_bytes)
+        assert stored == (3, 5 + 11 + 5, 5 + 11 + 5)
 
-    def test_a_body_goes_when_its_last_reference_does_and_not_before(
+    def test_a_redaction_deletes_the_body_of_its_own_session_alone(
         self, recorder: Recorder
     ) -> None:
         secret = body(7)
@@ -501,24 +495,23 @@ class RecorderContract:
             recorder.write(session_id, head_of(rows(session_id, 1, 3)), rows(session_id, 4, 1),
                            bodies=[secret])  # fmt: skip
         for session_id in ("s1", "s2"):
-            assert recorder.unreferenced_bodies() == []
-            assert recorder.delete_unreferenced_bodies([secret.digest]) == 0  # still referenced
             assert recorder.bodies("s2", [secret.digest]) == [secret]
             after = head_of(rows(session_id, 1, 4))
             recorder.write(
                 session_id, after, redaction(session_id, 5, [secret.digest]), forget=[secret.digest]
             )
             assert recorder.body_digests(session_id) == []
+            assert recorder.bodies(session_id, [secret.digest]) == []
         assert recorder.bodies("s2", [secret.digest]) == []
-        assert recorder.unreferenced_bodies() == []
+        assert recorder.counts().bodies == 0
         assert recorder.scrub(wait=False) is True
         assert recorder.scrub() is True
 
     def test_a_deletion_no_redaction_names_loses_and_writes_nothing(
         self, recorder: Recorder
     ) -> None:
-        """The database refuses to delete a body or a reference unless a `ContentRedacted`
-        event (of the session, for a reference) names its digest."""
+        """The database refuses to delete a session's body unless a `ContentRedacted` event
+        of that session names its digest."""
         kept, named = body(7), body(8)
         batch = self.start(recorder, "s1")
         with_bodies = rows("s1", 4, 1)
@@ -536,24 +529,6 @@ class RecorderContract:
             "s1", head_of(with_bodies), redaction("s1", 5, [named.digest]), forget=[named.digest]
         )
         assert recorder.bodies("s1", [kept.digest, named.digest]) == [kept]
-
-    def test_an_unreferenced_body_is_found_and_deleted_once_a_redaction_named_it(
-        self, recorder: Recorder
-    ) -> None:
-        secret, stray = body(7), body(8)
-        batch = self.start(recorder, "s1")
-        named = redaction("s1", 4, [secret.digest])
-        recorder.write("s1", head_of(batch), named)
-        self.leave_an_unreferenced_body(recorder, secret)
-        self.leave_an_unreferenced_body(recorder, stray)
-        assert recorder.unreferenced_bodies() == sorted([secret.digest, stray.digest])
-        with pytest.raises(LostRace):  # no redaction names the stray one: nothing is deleted
-            recorder.delete_unreferenced_bodies([secret.digest, stray.digest])
-        assert recorder.unreferenced_bodies() == sorted([secret.digest, stray.digest])
-        assert recorder.delete_unreferenced_bodies([secret.digest, body(9).digest]) == 1
-        assert recorder.unreferenced_bodies() == [stray.digest]
-        assert recorder.delete_unreferenced_bodies([secret.digest]) == 0
-        assert recorder.scrub() is True
 
     # search
 
@@ -657,11 +632,6 @@ class RecorderContract:
 class SqlRecorderContract(RecorderContract):
     """The contract, and what a SQL recorder owes besides: rows its own fast paths write read
     the same through SQLAlchemy Core, and the reverse."""
-
-    def leave_an_unreferenced_body(self, recorder: Recorder, stored: BodyRow) -> None:
-        assert isinstance(recorder, SqlRecorder)
-        with recorder.engine.begin() as conn:
-            conn.execute(blobs.insert(), stored._asdict())
 
     def test_rows_read_the_same_through_sqlalchemy_core(self, recorder: Recorder) -> None:
         assert isinstance(recorder, SqlRecorder)

@@ -13,17 +13,12 @@ from sessionstore import DatabaseUnavailable, SessionStore
 from sessionstore.storage import open_recorder
 from sessionstore.storage._memory import MemoryRecorder, discard
 from sessionstore.storage._migrate import ensure_schema
-from sessionstore.storage._recorder import BodyRow, Recorder
+from sessionstore.storage._recorder import Recorder
 from tests.recorders.recorder_contract import NEW, RecorderContract, rows
 
 
 class MemoryContract(RecorderContract):
     scheme = "memory"
-
-    def leave_an_unreferenced_body(self, recorder: Recorder, stored: BodyRow) -> None:
-        assert isinstance(recorder, MemoryRecorder)
-        with recorder._db.lock:
-            recorder._db.bodies[stored.digest] = stored
 
 
 class TestPrivateMemoryRecorder(MemoryContract):

@@ -34,8 +34,7 @@ PARTITION_KEYS = {
     "events": "session_id",
     "sessions": "id",
     "snapshots": "session_id",
-    "blob_refs": "session_id",
-    "blobs": "digest",
+    "blobs": "session_id",
     "session_tags": "session_id",
     "search_index": "session_id",
 }
@@ -92,7 +91,7 @@ def fill(backend: Backend) -> None:
             store.session(session_id).context()  # saves a snapshot
 
 
-def test_every_table_is_hash_partitioned_by_session_and_blobs_by_digest(
+def test_every_table_is_hash_partitioned_by_session(
     partitioned: Backend,
 ) -> None:
     with SessionStore(partitioned.url):
@@ -104,11 +103,10 @@ def test_every_table_is_hash_partitioned_by_session_and_blobs_by_digest(
         partitioned,
         """SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint
            WHERE contype IN ('p', 'u') AND conrelid = ANY(ARRAY['events', 'sessions',
-             'snapshots', 'blobs', 'blob_refs']::regclass[])""",
+             'snapshots', 'blobs']::regclass[])""",
     )
     assert sorted(keys) == [
-        ("blob_refs", "PRIMARY KEY (session_id, digest)"),
-        ("blobs", "PRIMARY KEY (digest)"),
+        ("blobs", "PRIMARY KEY (session_id, digest)"),
         ("events", 'PRIMARY KEY ("position", session_id)'),
         ("events", "UNIQUE (session_id, event_id)"),
         ("events", "UNIQUE (session_id, seq)"),
@@ -161,7 +159,7 @@ def test_the_tables_match_the_declared_ones_but_for_partitions_and_the_events_ke
 
 
 def test_a_session_lives_in_the_same_partition_of_every_table(partitioned: Backend) -> None:
-    """Same key, same modulus: a session's events, head, snapshots and body references share
+    """Same key, same modulus: a session's events, head, snapshots and bodies share
     a partition number (PostgreSQL can join them partition by partition), and the sessions
     here fill every partition."""
     fill(partitioned)
@@ -170,7 +168,7 @@ def test_a_session_lives_in_the_same_partition_of_every_table(partitioned: Backe
         ("events", "session_id"),
         ("sessions", "id"),
         ("snapshots", "session_id"),
-        ("blob_refs", "session_id"),
+        ("blobs", "session_id"),
     ]:
         for session_id, partition in rows(
             partitioned, f"SELECT DISTINCT {key}, tableoid::regclass::text FROM {table}"
@@ -181,13 +179,11 @@ def test_a_session_lives_in_the_same_partition_of_every_table(partitioned: Backe
     assert all(len(n) == 1 for n in numbers.values()), placed
     assert {n for ns in numbers.values() for n in ns} == {str(n) for n in range(TEST_PARTITIONS)}
     assert {len(where) for where in placed.values()} == {4}
-    blob_partitions = rows(partitioned, "SELECT DISTINCT tableoid::regclass::text FROM blobs")
-    assert sorted(p for (p,) in blob_partitions) == [f"blobs_p{n}" for n in range(TEST_PARTITIONS)]
 
 
 @pytest.mark.parametrize(
     ("table", "refused"),
-    [("events", "events are append-only"), ("blobs", "blobs"), ("blob_refs", "blob_refs")],
+    [("events", "events are append-only"), ("blobs", "blobs")],
 )
 def test_every_partition_refuses_update_delete_and_truncate(
     partitioned: Backend, table: str, refused: str
@@ -211,13 +207,13 @@ def test_every_partition_refuses_update_delete_and_truncate(
 
 def test_a_redaction_deletes_bodies_from_their_partitions(partitioned: Backend) -> None:
     fill(partitioned)
-    bodies_before = rows(partitioned, "SELECT count(*) FROM blob_refs WHERE session_id = 's3'")
+    bodies_before = rows(partitioned, "SELECT count(*) FROM blobs WHERE session_id = 's3'")
     with SessionStore(partitioned.url) as store:
         redacted = store.purge("s3", reason="leaked key")
         assert redacted is not None
         assert store.verify("s3").first_broken_seq is None
     assert bodies_before[0][0] > 0
-    assert rows(partitioned, "SELECT count(*) FROM blob_refs WHERE session_id = 's3'") == [(0,)]
+    assert rows(partitioned, "SELECT count(*) FROM blobs WHERE session_id = 's3'") == [(0,)]
 
 
 def test_a_url_that_asks_for_another_layout_is_refused(
@@ -270,7 +266,7 @@ def test_db_upgrade_partitions_creates_the_layout(
     postgres_backend: Backend, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--db", postgres_backend.url, "db", "upgrade", "--partitions", "3"]) == 0
-    assert capsys.readouterr().out == "created the schema at 0007\n"
+    assert capsys.readouterr().out == "created the schema at 0008\n"
     assert layout(postgres_backend) == {
         table: (f"HASH ({key})", 3) for table, key in PARTITION_KEYS.items()
     }
