@@ -74,6 +74,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 POSTGRES_URL = os.environ.get(
     "SESSIONSTORE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+CITUS = os.environ.get("SESSIONSTORE_TEST_CITUS") == "1"
+"""Whether `POSTGRES_URL` is the coordinator of a Citus cluster whose tables the tests
+distribute: each schema a test creates at head is spread by session (`SessionStore.distribute`)
+before the test uses it, in four shards a table (`citus.shard_count`), so the behaviour suite
+runs on distributed tables. Tests that cannot hold there skip, saying why (`NOT_ON_CITUS`)."""
 TEST_PARTITIONS = 4
 """Partitions per table of the partitioned backend: enough that sessions land in different
 ones, few enough that creating a schema per test stays quick."""
@@ -205,6 +210,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if on_postgresql(item) and name in SLOW_ON_POSTGRESQL:
             item.add_marker(pytest.mark.slow)
+        why = NOT_ON_CITUS.get(name) or NOT_ON_CITUS.get(item.nodeid)
+        if CITUS and why is not None and uses_postgres(item):
+            item.add_marker(pytest.mark.skip(reason=f"not on Citus: {why}"))
     if "slow" in config.option.markexpr:
         return
     named = named_tests(config)
@@ -303,9 +311,20 @@ class Backend:
         engine = self.raw_engine()
         try:
             with engine.begin() as conn:
+                if CITUS and self.name == "postgresql":  # a test that tampers drops triggers
+                    conn.execute(sa.text("SET LOCAL citus.enable_unsafe_triggers = on"))
                 conn.execute(sa.text(sql), params)
         finally:
             engine.dispose()
+
+    def drop_body_guards(self) -> None:
+        """Let rows of `blobs` be changed and deleted by hand: a test that tampers with them."""
+        if self.name == "sqlite":
+            self.execute("DROP TRIGGER blobs_refuse_update")
+            self.execute("DROP TRIGGER blobs_refuse_delete")
+        else:  # one server's guard, or a Citus shard's (`PostgresRecorder.distribute`)
+            self.execute("DROP TRIGGER IF EXISTS blobs_guard ON blobs")
+            self.execute("DROP TRIGGER IF EXISTS blobs_refuse_update ON blobs")
 
     def drop_immutability_triggers(self) -> None:
         if self.name == "postgresql":
@@ -412,7 +431,7 @@ def fresh_database(name: str, folder: Path) -> Iterator[Backend]:
     admin = sa.create_engine(POSTGRES_URL, poolclass=sa.pool.NullPool)
     with admin.begin() as conn:
         conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    query = {"options": f"-csearch_path={schema}"}
+    query = {"options": f"-csearch_path={schema}" + (" -ccitus.shard_count=4" if CITUS else "")}
     partitions = TEST_PARTITIONS if name == "postgresql-partitioned" else None
     if partitions is not None:
         query["partitions"] = str(partitions)
@@ -441,6 +460,58 @@ def partitioned_postgres_backend(tmp_path: Path) -> Iterator[Backend]:
 def memory_backend(tmp_path: Path) -> Iterator[Backend]:
     with fresh_database("memory", tmp_path) as backend:
         yield backend
+
+
+_RECORDING: list[bool] = []
+"""Not empty while `schema_statements` records a migration (which is not distributed then)."""
+
+_BLOBS_GUARD = (
+    "Citus runs no trigger that reads another table on a shard, so a body's delete is not "
+    "checked against the redaction that names it there (`PostgresRecorder.distribute`)"
+)
+_DOWNGRADES = (
+    "it takes the schema back to an older revision; the revisions downgrade tables on one "
+    "server, and a distributed database is upgraded, never taken back"
+)
+NOT_ON_CITUS: dict[str, str] = {
+    "test_a_database_at_0002_upgrades_and_keeps_its_sessions": _DOWNGRADES,
+    "test_a_database_at_0003_upgrades_with_its_counters_filled_in": _DOWNGRADES,
+    "test_a_store_that_upgrades_from_0003_counts_every_session": _DOWNGRADES,
+    "test_a_database_at_0004_is_indexed_by_its_upgrade": _DOWNGRADES,
+    "test_the_upgrade_to_bodies_per_session_copies_what_each_session_holds": _DOWNGRADES,
+    "test_a_deletion_no_redaction_names_loses_and_writes_nothing": _BLOBS_GUARD,
+    "test_the_database_refuses_deleting_a_body_no_redaction_names": _BLOBS_GUARD,
+    "tests/recorders/test_partitioned_postgres.py::"
+    "test_every_partition_refuses_update_delete_and_truncate[blobs-blobs]": _BLOBS_GUARD,
+    "test_a_session_lives_in_the_same_partition_of_every_table": (
+        "it reads which partition holds a row from `tableoid`, which on Citus is the OID of a "
+        "shard on a worker, not of a partition on the coordinator"
+    ),
+}
+"""Tests of the behaviour suite that skip on distributed tables (`CITUS`), and why: by the
+test's name, or one case by its node id."""
+
+
+@pytest.fixture(autouse=True)
+def distributed_on_citus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Citus coordinator (`CITUS`), a schema a store of this process creates is
+    distributed as soon as it is at head, as an operator runs `sessionstore db distribute`
+    after `db upgrade` (a store another process opens, the CLI's, keeps its tables on the
+    coordinator)."""
+    if not CITUS:
+        return
+    from sessionstore.storage._postgres import PostgresRecorder
+
+    migrate = PostgresRecorder.migrate
+
+    def migrate_and_distribute(self: PostgresRecorder, revision: str, *, refuse: Any) -> None:
+        migrate(self, revision, refuse=refuse)
+        state = self.database_state()
+        spread = state.distributed
+        if revision == "head" and spread is not None and not spread and not _RECORDING:
+            self.distribute()
+
+    monkeypatch.setattr(PostgresRecorder, "migrate", migrate_and_distribute)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -501,6 +572,9 @@ def create_schema(backend: Backend) -> None:
                 conn.exec_driver_sql(statement, parameters)
     finally:
         engine.dispose()
+    if CITUS:
+        with SessionStore(backend.url) as store:
+            store.distribute()
 
 
 def schema_statements(partitions: int | None) -> list[tuple[str, Any]]:
@@ -524,9 +598,11 @@ def schema_statements(partitions: int | None) -> list[tuple[str, Any]]:
 
         sa.event.listen(sa.Engine, "before_cursor_execute", record)
         try:
+            _RECORDING.append(True)  # the migration alone: `create_schema` distributes
             SessionStore(template.url).close()
         finally:
             sa.event.remove(sa.Engine, "before_cursor_execute", record)
+            _RECORDING.clear()
     assert recorded, "the migration ran no statement to record"
     _SCHEMA_STATEMENTS[partitions] = recorded
     return recorded

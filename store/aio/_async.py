@@ -536,6 +536,9 @@ class AsyncSessionStore:
     async def parts_to_purge(self, session_id: str) -> tuple[str, ...]:
         return await self._run(lambda s: s.parts_to_purge(session_id))
 
+    async def distribute(self) -> list[str]:
+        return await self._run(lambda s: s.distribute())
+
     async def read(
         self, session_id: str, from_seq: int = 1, to_seq: int | None = None
     ) -> list[RecordedEvent]:

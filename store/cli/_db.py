@@ -1,4 +1,5 @@
-"""`sessionstore db upgrade, current`: the schema (Alembic)."""
+"""`sessionstore db upgrade, current, distribute`: the schema (Alembic), and its tables spread
+over a Citus cluster."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from sessionstore.cli._app import (
     pass_cli,
 )
 from sessionstore.storage import (
+    DISTRIBUTION,
     MAX_PARTITIONS,
     PARTITIONS,
     counts_missing,
+    distribute,
     head_revision,
     open_recorder,
     refuse_foreign,
@@ -84,6 +87,40 @@ def db_current(app: Cli) -> None:
         recorder.close()
     refuse_foreign(state, recorder.shown_url)
     _show_revision(state.revision)
+    if state.distributed is not None:
+        click.echo(_spread(state.distributed))
+
+
+@db.command("distribute")
+@pass_cli
+def db_distribute(app: Cli) -> None:
+    """Spread every table over the Citus cluster whose coordinator the database is, by session
+    (the schema at this version's head first; run again, it does nothing)."""
+    app.refuse_missing_file()
+    recorder = open_recorder(app.url)
+    try:
+        refuse_foreign(recorder.database_state(), recorder.shown_url)
+        done = distribute(recorder)
+        state = recorder.database_state()
+    finally:
+        recorder.close()
+    if done:
+        click.echo(f"distributed by session: {', '.join(done)}")
+    else:
+        click.echo("nothing to do: every table is distributed already")
+    assert state.distributed is not None  # a Citus database, or `distribute` refused it
+    click.echo(_spread(state.distributed))
+
+
+def _spread(distributed: frozenset[str]) -> str:
+    """What `db current` says of a Citus database: which tables the cluster spreads."""
+    wanted = [table for table, _ in DISTRIBUTION]
+    if set(wanted) <= distributed:
+        return f"Citus: every table is distributed by session ({', '.join(wanted)})"
+    if not distributed:
+        return "Citus: the tables are not distributed (sessionstore db distribute)"
+    missing = [table for table in wanted if table not in distributed]
+    return f"Citus: {', '.join(missing)} not distributed yet (sessionstore db distribute)"
 
 
 def _show_revision(current: str | None) -> None:

@@ -499,6 +499,16 @@ class SessionStore:
         )
         return search(self._recorder, where)
 
+    def distribute(self) -> list[str]:
+        """Spread the store's tables over the Citus cluster whose coordinator its database is,
+        by session (`sessionstore db distribute`): each session's rows on one worker, each of
+        its statements sent to that worker alone. Returns the tables distributed now (none
+        when all were). `SchemaMismatch` on a database that is not PostgreSQL with Citus; the
+        docs' "Outgrowing one server" says what holds on a cluster."""
+        from sessionstore.storage import distribute
+
+        return distribute(self._recorder)
+
     def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
         """Check the session's history: its hash chain, its `sessions` row, its fork link, and
         every stored snapshot against a fresh fold; with `against`, also that nothing up to

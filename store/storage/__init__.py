@@ -1,6 +1,6 @@
 """Storage: where events are kept, and nothing above it.
 
-The recorder protocol every backend implements (insert-only events, content-addressed bodies,
+The recorder protocol every backend implements (insert-only events, each session's bodies,
 snapshots, metadata), the SQL base shared by the SQL backends, SQLite and PostgreSQL (each
 dialect's differences in its own module), the memory recorder (the same contract on Python
 structures), the schema, the Alembic migration runner, and the choice of backend from a URL.
@@ -17,6 +17,7 @@ from sessionstore.storage._backends import (
 )
 from sessionstore.storage._migrate import (
     counts_missing,
+    distribute,
     ensure_schema,
     head_revision,
     refuse_foreign,
@@ -38,11 +39,12 @@ from sessionstore.storage._recorder import (
     StoredEvent,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc, chain_link
-from sessionstore.storage._schema import SESSION_ID_LENGTH, compared, metadata
+from sessionstore.storage._schema import DISTRIBUTION, SESSION_ID_LENGTH, compared, metadata
 from sessionstore.storage._sqlite import SqliteSynchronous
 
 __all__ = [
     "COMPACTION",
+    "DISTRIBUTION",
     "MAX_PARTITIONS",
     "PARTITIONS",
     "SESSION_ID_LENGTH",
@@ -65,6 +67,7 @@ __all__ = [
     "compared",
     "counts_missing",
     "database_file",
+    "distribute",
     "ensure_schema",
     "head_revision",
     "metadata",

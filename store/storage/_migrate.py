@@ -31,7 +31,7 @@ COUNTERS_REVISION = "0004"
 before it has its sessions' live tokens to count (the store's fold counts them, not a
 revision)."""
 
-HEAD_REVISION = "0008"
+HEAD_REVISION = "0009"
 """The newest revision in `migrations/versions`: what a current database is at. Written down so
 that opening one reads no revision file and imports no Alembic; a test checks it is the head
 Alembic finds."""
@@ -134,3 +134,18 @@ def upgrade(recorder: Recorder, revision: str = "head") -> None:
     was looked at); a database of another application raises `SchemaMismatch` untouched."""
     refuse_foreign(recorder.database_state(), recorder.shown_url)
     recorder.migrate(revision, refuse=lambda state: refuse_foreign(state, recorder.shown_url))
+
+
+def distribute(recorder: Recorder) -> list[str]:
+    """Spread the tables over the Citus cluster the recorder's database is the coordinator of,
+    by session (`PostgresRecorder.distribute` says how and what holds there); the tables
+    distributed now, none when all were. `SchemaMismatch` for a database that is not
+    PostgreSQL with Citus, or not at this version's head."""
+    from sessionstore.storage._postgres import PostgresRecorder
+
+    if not isinstance(recorder, PostgresRecorder):
+        raise SchemaMismatch(
+            f"{recorder.shown_url} is not PostgreSQL: Citus spreads the tables of a PostgreSQL "
+            "database (the coordinator's)"
+        )
+    return recorder.distribute()

@@ -17,6 +17,13 @@ so it travels with the URL that names the database: through `SessionStore(url)`,
 when the schema is created and cannot change afterwards: a URL that asks for another layout
 than the database has is `SchemaMismatch`. Every statement is the same on both layouts.
 
+Many servers: on the coordinator of a Citus cluster, `distribute` spreads every table by
+session (`DISTRIBUTION`), on either layout. A recorder that finds its tables distributed
+(`database_state`, at open) writes as plain statements in one transaction, each routed to the
+session's worker, rather than as the one statement below (which Citus would split into
+distributed subplans and a two-phase commit), and sets `lock_timeout` in each write's
+transaction, which Citus passes on to its workers.
+
 An append on psycopg is one statement, sent on an autocommit connection, so it is its own
 transaction and one round trip: a data-modifying `WITH` moves the head (or inserts the
 `sessions` row), inserts the events and the session's bodies only for a head that moved, and
@@ -55,7 +62,7 @@ from sessionstore.storage._recorder import (
     SessionMetadata,
     compactions_in,
 )
-from sessionstore.storage._schema import events, search_index, sessions
+from sessionstore.storage._schema import DISTRIBUTION, events, search_index, sessions
 from sessionstore.storage._sql import (
     PAGE,
     Matching,
@@ -190,6 +197,24 @@ _ROW_FIELDS = EventRow._fields[1:]
 `payload`): the arrays' names, and the small statement's parameters with their index."""
 assert tuple(name for name, _ in _EVENT_COLUMNS) == _ROW_FIELDS
 
+_CITUS = sa.text("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
+_IS_DISTRIBUTED = sa.text(
+    "SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass(:t))"
+)
+_SHARD_GUARDS_OF_BLOBS = (
+    "DROP TRIGGER IF EXISTS blobs_guard ON blobs",
+    """CREATE OR REPLACE FUNCTION sessionstore_refuse_blob_update() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'blobs: UPDATE refused (a body never changes)'
+        USING ERRCODE = 'restrict_violation';
+    END
+    $$""",
+    """CREATE TRIGGER blobs_refuse_update BEFORE UPDATE ON blobs
+    FOR EACH ROW EXECUTE FUNCTION sessionstore_refuse_blob_update()""",
+)
+"""On Citus, `blobs`' guard becomes what a shard can check alone (see `distribute`)."""
+
 _PARTITIONS_OF_EVENTS = sa.text(
     "SELECT count(*) FROM pg_inherits WHERE inhparent = to_regclass('events')"
 )
@@ -234,7 +259,10 @@ class PostgresRecorder(SqlRecorder):
         _ping_when_idle(engine)
         super().__init__(engine)
         self.url = url  # as given, its options included: the URL messages show
-        self._one_statement = engine.dialect.driver == "psycopg"
+        self._psycopg = engine.dialect.driver == "psycopg"
+        self._distributed = False
+        """Whether Citus spreads the tables, as last found (`database_state`): an append is
+        then plain statements, each routed to the session's worker (see `distribute`)."""
 
     def write(
         self,
@@ -255,7 +283,7 @@ class PostgresRecorder(SqlRecorder):
         general path."""
         changes_row = metadata is not None or title is not None
         general = forget or unindex or changes_row or len(rows) > PAGE
-        if not self._one_statement or general:
+        if not self._psycopg or self._distributed or general:
             return super().write(
                 session_id,
                 after,
@@ -417,7 +445,75 @@ class PostgresRecorder(SqlRecorder):
         `citus_schemas`) is not another application's for that."""
         state = state_of(conn)
         owned = set(conn.execute(_EXTENSION_RELATIONS).scalars())
-        return state._replace(tables=state.tables - owned) if owned & state.tables else state
+        if owned & state.tables:
+            state = state._replace(tables=state.tables - owned)
+        if conn.execute(_CITUS).scalar_one():
+            spread = {
+                t for t, _ in DISTRIBUTION if conn.execute(_IS_DISTRIBUTED, {"t": t}).scalar()
+            }
+            state = state._replace(distributed=frozenset(spread))
+            self._distributed = bool(spread)
+        return state
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sa.Connection]:
+        """A write's transaction. On distributed tables its statements run on the workers,
+        over connections of Citus's own, which the `lock_timeout` of this one does not reach:
+        the transaction sets it again, and Citus sends that `SET LOCAL` along."""
+        with super()._writing() as conn:
+            if self._distributed:
+                conn.exec_driver_sql(
+                    "SET LOCAL citus.propagate_set_commands = 'local'; "
+                    f"SET LOCAL lock_timeout = {self._lock_timeout_ms}"
+                )
+            yield conn
+
+    def distribute(self) -> list[str]:
+        """Spread the tables over a Citus cluster by session (`sessionstore db distribute`):
+        `sessions` by its id, the others by `session_id` colocated with it, so every row of a
+        session lives on one worker and each statement of a session goes to that worker alone.
+        Returns the tables distributed now (none when all were: it can be run again).
+
+        The guards that need no other table stay, as triggers on every shard: `events` refuse
+        any UPDATE, DELETE or TRUNCATE, `blobs` any UPDATE or TRUNCATE (Citus copies triggers
+        to shards only under `citus.enable_unsafe_triggers`, set for this transaction alone;
+        they fire without it). The guard that let a body be deleted only by a redaction that
+        names it looks up `events` from a row of `blobs`, which a shard cannot: on Citus it
+        is dropped, a body is deleted only by the store's redactions (in the transaction that
+        appends the `ContentRedacted` naming it), and `verify` reports a body gone that no
+        redaction deleted. `SchemaMismatch` on a database without Citus or not at head."""
+        from sessionstore.storage._migrate import head_revision, upgrade_command
+
+        with self._writing() as conn:
+            if not conn.execute(_CITUS).scalar_one():
+                raise SchemaMismatch(
+                    f"{shown_url(self.url)} has no Citus extension (CREATE EXTENSION citus, on "
+                    "the coordinator of a cluster) to distribute its tables with"
+                )
+            state = self._state(conn)
+            if state.revision != head_revision():
+                raise SchemaMismatch(
+                    f"{shown_url(self.url)} is at {state.revision or 'nothing'}, not at this "
+                    f"version's head {head_revision()}: {upgrade_command(shown_url(self.url))} "
+                    "first"
+                )
+            assert state.distributed is not None
+            conn.execute(sa.text("SET LOCAL citus.enable_unsafe_triggers = on"))
+            if "blobs" not in state.distributed:
+                for statement in _SHARD_GUARDS_OF_BLOBS:
+                    conn.execute(sa.text(statement))
+            done = []
+            for table, column in DISTRIBUTION:
+                if table in state.distributed:
+                    continue
+                colocated = "none" if table == "sessions" else "sessions"
+                conn.execute(
+                    sa.text("SELECT create_distributed_table(:t, :c, colocate_with => :with)"),
+                    {"t": table, "c": column, "with": colocated},
+                )
+                done.append(table)
+        self._distributed = True
+        return done
 
     def _migration_lock(self, conn: sa.Connection) -> None:
         """Two processes opening the same empty database must not both create the schema: the

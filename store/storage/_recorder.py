@@ -371,6 +371,9 @@ class DatabaseState(NamedTuple):
     """Its tables and views, `alembic_version` aside."""
     file: str | None = None
     """The file it lives in, as the URL names it (a SQLite file); `None` for any other."""
+    distributed: frozenset[str] | None = None
+    """Its tables that Citus spreads over workers, on a database with the Citus extension
+    (`PostgresRecorder.distribute`); `None` where there is no Citus."""
 
 
 class ForeignCheck(Protocol):

@@ -1,8 +1,11 @@
 """The tables, declared once with SQLAlchemy Core. Alembic revisions create them; `alembic check`
 compares the two.
 
-Every unique key includes `session_id`, so `events` can be hash-partitioned or sharded by
-session without changing a key.
+Every unique key includes `session_id` (`sessions`: its `id`), so the tables can be
+hash-partitioned or sharded by session without changing a key. Two are declared keyed by their
+row alone, as SQLite keeps them (its rowid, which the full-text index needs): on PostgreSQL
+`events` is keyed by (position, session_id) and `search_index` by (id, session_id), as
+revision 0009 (and the partitioned layout from the start) makes them.
 """
 
 from __future__ import annotations
@@ -177,6 +180,17 @@ indexes as its external content, kept in step by triggers, new rows in batches o
 0006). `digest` names the body the text was read from: a redaction deletes the session's rows
 of the bodies it deletes, in its own transaction. A projection like the others: rebuilt from
 the events by revision 0005."""
+
+DISTRIBUTION = (
+    ("sessions", "id"),
+    ("events", "session_id"),
+    ("snapshots", "session_id"),
+    ("blobs", "session_id"),
+    ("session_tags", "session_id"),
+    ("search_index", "session_id"),
+)
+"""Each table Citus spreads over a cluster (`sessionstore db distribute`), and the column it
+spreads it by: the session, everywhere, so a session's rows live on one worker."""
 
 DIALECT_PARTS = ("search_fts", "search_pending", "ix_search_index_terms")
 """Names the revisions create per dialect and no declared table has: SQLite's FTS5 table (and

@@ -60,7 +60,7 @@ def test_opening_an_empty_database_migrates_it_to_head(backend: Backend) -> None
     with SessionStore(backend.url):
         pass
     assert table_names(backend) == tables_of(backend)
-    assert stored_revision(backend) == head_revision() == "0008"
+    assert stored_revision(backend) == head_revision() == "0009"
 
 
 def test_the_written_down_head_is_the_one_alembic_finds_in_the_revisions() -> None:
@@ -84,7 +84,7 @@ def test_alembic_upgrade_head_works_from_the_repository(backend: Backend) -> Non
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert stored_revision(backend) == "0008"
+    assert stored_revision(backend) == "0009"
     with SessionStore(backend.url, migrate=False) as store:  # at head: opens without migrating
         store.append("s1", conversation(turns=1), expected_version=0)
     with pytest.raises(sa.exc.DatabaseError, match="append-only"):
@@ -131,7 +131,7 @@ def test_processes_opening_one_empty_database_together_all_succeed(backend: Back
     ]
     errors = [p.communicate(timeout=120)[1] for p in processes]
     assert [p.returncode for p in processes] == [0, 0, 0], errors
-    assert stored_revision(backend) == "0008"
+    assert stored_revision(backend) == "0009"
 
 
 def test_a_database_at_0002_upgrades_and_keeps_its_sessions(backend: Backend) -> None:
@@ -149,3 +149,36 @@ def test_a_database_at_0002_upgrades_and_keeps_its_sessions(backend: Backend) ->
         (info,) = store.sessions()
         assert (info.id, info.app, info.user, info.tags) == ("old", None, None, ())
         assert store.verify("old").ok
+
+
+def test_every_key_of_a_postgresql_table_includes_the_session(backend: Backend) -> None:
+    """What Citus needs to spread the tables by session (and PostgreSQL to partition them):
+    each primary and unique key of every table holds `session_id` (`sessions`: its `id`),
+    on the plain layout as on the partitioned one."""
+    if backend.name != "postgresql":
+        pytest.skip(f"not on {backend.name}: Citus spreads PostgreSQL tables only")
+    with SessionStore(backend.url):
+        pass
+    engine = backend.raw_engine()
+    try:
+        with engine.connect() as conn:
+            keys = conn.execute(
+                sa.text(
+                    "SELECT c.conrelid::regclass::text, c.conname, array_agg(a.attname::text) "
+                    "FROM pg_constraint c JOIN pg_attribute a "
+                    "ON a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey) "
+                    "JOIN pg_class t ON t.oid = c.conrelid "
+                    "WHERE c.contype IN ('p', 'u') AND NOT t.relispartition "
+                    "AND t.relnamespace = current_schema()::regnamespace "
+                    "GROUP BY 1, 2"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    tables = {table for table, _, _ in keys}
+    assert tables == TABLES, tables
+    for table, name, columns in keys:
+        if table == "alembic_version":
+            continue
+        wanted = "id" if table == "sessions" else "session_id"
+        assert wanted in columns, (table, name, columns)

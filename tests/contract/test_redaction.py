@@ -175,11 +175,7 @@ def test_verify_finds_a_body_whose_bytes_changed(backend: Backend) -> None:
     with SessionStore(backend.url) as store:
         s, _, _ = leaky_session(store)
         assert store.verify(s.id).ok
-    backend.execute(
-        "DROP TRIGGER blobs_refuse_update"
-        if backend.name == "sqlite"
-        else "DROP TRIGGER blobs_guard ON blobs"
-    )
+    backend.drop_body_guards()
     changed = b"OPENAI_API_KEY=sk-something-else\n"
     backend.execute(
         "UPDATE blobs SET data = :data WHERE compression = 'none' AND size = :size",

@@ -195,14 +195,6 @@ def stored_body(backend: Backend, digest: str) -> tuple[int, str, bytes]:
     return int(row[0]), str(row[1]), bytes(row[2])
 
 
-def allow_changing_bodies(backend: Backend) -> None:
-    backend.execute(
-        "DROP TRIGGER blobs_refuse_update"
-        if backend.name == "sqlite"
-        else "DROP TRIGGER blobs_guard ON blobs"
-    )
-
-
 def test_bytes_appended_after_a_compressed_bodys_zlib_stream_fail_verify(
     store: SessionStore, backend: Backend
 ) -> None:
@@ -216,7 +208,7 @@ def test_bytes_appended_after_a_compressed_bodys_zlib_stream_fail_verify(
     size, compression, data = stored_body(backend, digest)
     assert (size, compression, zlib.decompress(data).decode()) == (len(output), "zlib", output)
     assert store.verify(s.id).ok
-    allow_changing_bodies(backend)
+    backend.drop_body_guards()
 
     backend.execute(
         "UPDATE blobs SET data = :data WHERE digest = :d", data=data + b"smuggled", d=digest
@@ -240,7 +232,7 @@ def test_a_compressed_body_that_inflates_past_its_size_fails_verify(
     output = "".join(f"{n:06d} compiling crate_{n % 97}\n" for n in range(4_000))
     s.append_tool_result("c1", output)
     digest = digest_of(output)
-    allow_changing_bodies(backend)
+    backend.drop_body_guards()
 
     backend.execute(
         "UPDATE blobs SET data = :data WHERE digest = :d",

@@ -13,7 +13,6 @@ from sessionstore import SessionStore
 from sessionstore.events._bodies import digest_of
 from sessionstore.log import _verify
 from tests.conftest import Backend
-from tests.contract.test_verify import allow_changing_bodies
 
 SECRET = "sk-proj-Zq7LEAK9x"
 
@@ -63,7 +62,7 @@ def test_a_body_referenced_on_several_pages_is_reported_once_at_its_first_event(
     s.append_user("the same words")  # 5
     s.append_user("last words")  # 6
     digest = digest_of("the same words")
-    allow_changing_bodies(backend)
+    backend.drop_body_guards()
 
     backend.execute(
         "UPDATE blobs SET data = :data WHERE digest = :d", data=b"the sane words", d=digest
@@ -83,11 +82,7 @@ def test_a_body_gone_from_several_pages_is_reported_once_and_stops_the_refold(
     s.append_user("other words")  # 4
     s.append_user("the same words")  # 5
     digest = digest_of("the same words")
-    backend.execute(
-        "DROP TRIGGER blobs_refuse_delete"
-        if backend.name == "sqlite"
-        else "DROP TRIGGER blobs_guard ON blobs"
-    )
+    backend.drop_body_guards()
 
     backend.execute("DELETE FROM blobs WHERE session_id = :s AND digest = :d", s=s.id, d=digest)
 
