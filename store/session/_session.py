@@ -414,7 +414,7 @@ class Session:
         """Delete the content of parts for good (a leaked secret, say): their bodies leave the
         database and its files, and the session shows `[redacted: <reason>]` where they were,
         in the live context, replays and exports. The hash chain still verifies. Parts that
-        hold the same text are redacted with them (it is stored once), so are the copies an
+        hold the same text are redacted with them (stored once in the session), so are the copies an
         undo restored, and so is every compaction summary written after them (it may quote
         them). Returns the `ContentRedacted` event, or `None` when all of it was redacted
         already.
