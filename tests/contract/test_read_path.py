@@ -167,6 +167,19 @@ def test_a_stored_message_the_model_takes_is_read(backend: Backend) -> None:
         assert context.messages[1].parts[0].tokens == 1
 
 
+def body_reads(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The digests of every body the store reads from here on, in the order it asks."""
+    read: list[str] = []
+    reading = store._recorder.bodies
+
+    def bodies(session: str, digests: Any) -> Any:
+        read.extend(digests)
+        return reading(session, digests)
+
+    monkeypatch.setattr(store._recorder, "bodies", bodies)
+    return read
+
+
 def test_a_resume_reads_no_original_a_truncation_cut_until_a_restore_shows_it(
     backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -180,16 +193,8 @@ def test_a_resume_reads_no_original_a_truncation_cut_until_a_restore_shows_it(
         s.append_tool_result("c0", output=original)
         session_id = s.id
     original_digest = hashlib.sha256(original.encode()).hexdigest()
-    read: list[str] = []
     with SessionStore(backend.url) as store:
-        recorder = store._recorder
-        reading = recorder.bodies
-
-        def bodies(session: str, digests: Any) -> Any:
-            read.extend(digests)
-            return reading(session, digests)
-
-        monkeypatch.setattr(recorder, "bodies", bodies)
+        read = body_reads(store, monkeypatch)
         s = store.session(session_id)
         shown = s.context().to_openai()[2]["content"]
         assert shown.startswith("test_0 PASSED") and len(shown) < len(original)
@@ -233,16 +238,8 @@ def test_a_resume_from_a_snapshot_reads_no_pruned_output_until_a_restore_shows_i
         restored_all = s.context(restore_pruned=True).to_openai()
     assert restored_all[2]["content"] == outputs[0]
     pruned = {hashlib.sha256(output.encode()).hexdigest() for output in outputs[:2]}
-    read: list[str] = []
     with SessionStore(backend.url) as store:
-        recorder = store._recorder
-        reading = recorder.bodies
-
-        def bodies(session: str, digests: Any) -> Any:
-            read.extend(digests)
-            return reading(session, digests)
-
-        monkeypatch.setattr(recorder, "bodies", bodies)
+        read = body_reads(store, monkeypatch)
         s = store.session(session_id)
         assert s._snapshot_seq == 9  # the prune's: the resume starts from its state
         context = s.context()
