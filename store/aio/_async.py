@@ -539,6 +539,9 @@ class AsyncSessionStore:
     async def distribute(self) -> list[str]:
         return await self._run(lambda s: s.distribute())
 
+    async def grant(self, role: str) -> list[str]:
+        return await self._run(lambda s: s.grant(role))
+
     async def read(
         self, session_id: str, from_seq: int = 1, to_seq: int | None = None
     ) -> list[RecordedEvent]:

@@ -1,5 +1,5 @@
-"""`sessionstore db upgrade, current, distribute`: the schema (Alembic), and its tables spread
-over a Citus cluster."""
+"""`sessionstore db upgrade, current, distribute, grant`: the schema (Alembic), its tables spread
+over a Citus cluster, and the role an application connects as."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from sessionstore.storage import (
     PARTITIONS,
     counts_missing,
     distribute,
+    grant,
     head_revision,
     open_recorder,
     refuse_foreign,
@@ -110,6 +111,25 @@ def db_distribute(app: Cli) -> None:
         click.echo("nothing to do: every table is distributed already")
     assert state.distributed is not None  # a Citus database, or `distribute` refused it
     click.echo(_spread(state.distributed))
+
+
+@db.command("grant")
+@click.argument("role")
+@pass_cli
+def db_grant(app: Cli, role: str) -> None:
+    """Let the PostgreSQL role ROLE use the store and no more: it may append, read, redact and
+    search, and cannot change or delete an event, nor delete a body but by a redaction (run
+    as the tables' owner; ROLE is what the application connects as)."""
+    app.refuse_missing_file()
+    recorder = open_recorder(app.url)
+    try:
+        refuse_foreign(recorder.database_state(), recorder.shown_url)
+        granted = grant(recorder, role)
+    finally:
+        recorder.close()
+    click.echo(f"granted {role}:")
+    for line in granted:
+        click.echo(f"  {line}")
 
 
 def _spread(distributed: frozenset[str]) -> str:

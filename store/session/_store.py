@@ -509,6 +509,17 @@ class SessionStore:
 
         return distribute(self._recorder)
 
+    def grant(self, role: str) -> list[str]:
+        """Let the PostgreSQL role `role` use this store and no more (`sessionstore db grant
+        ROLE`), so that an application connecting as it cannot change or delete an event, nor
+        delete a body but by a redaction that names it: the grants keep what the triggers keep
+        for the tables' owner, on one server and on a Citus cluster. A line per table: what
+        the role may do. `SchemaMismatch` on a database that is not PostgreSQL;
+        `InvalidArgument` for a missing role, a superuser or the tables' owner."""
+        from sessionstore.storage import grant
+
+        return grant(self._recorder, role)
+
     def verify(self, session_id: str, *, against: Checkpoint | None = None) -> VerifyReport:
         """Check the session's history: its hash chain, its `sessions` row, its fork link, and
         every stored snapshot against a fresh fold; with `against`, also that nothing up to

@@ -31,7 +31,7 @@ COUNTERS_REVISION = "0004"
 before it has its sessions' live tokens to count (the store's fold counts them, not a
 revision)."""
 
-HEAD_REVISION = "0009"
+HEAD_REVISION = "0010"
 """The newest revision in `migrations/versions`: what a current database is at. Written down so
 that opening one reads no revision file and imports no Alembic; a test checks it is the head
 Alembic finds."""
@@ -149,3 +149,19 @@ def distribute(recorder: Recorder) -> list[str]:
             "database (the coordinator's)"
         )
     return recorder.distribute()
+
+
+def grant(recorder: Recorder, role: str) -> list[str]:
+    """Let the PostgreSQL role `role` use the store and no more (`PostgresRecorder.grant`
+    says what, and which promises the grants keep); a line per table. `SchemaMismatch` for
+    a database that is not PostgreSQL (SQLite has no roles: its triggers check every
+    change) or not at this version's head; `InvalidArgument` for a role that cannot be
+    bound (missing, a superuser, the tables' owner)."""
+    from sessionstore.storage._postgres import PostgresRecorder
+
+    if not isinstance(recorder, PostgresRecorder):
+        raise SchemaMismatch(
+            f"{recorder.shown_url} is not PostgreSQL: roles and grants are PostgreSQL's (a "
+            "SQLite file's triggers check every change, whoever writes)"
+        )
+    return recorder.grant(role)

@@ -50,7 +50,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from sessionstore.events import DatabaseUnavailable, Phrases, SchemaMismatch, SearchEntry
+from sessionstore.events import (
+    DatabaseUnavailable,
+    InvalidArgument,
+    Phrases,
+    SchemaMismatch,
+    SearchEntry,
+)
 from sessionstore.storage._backends import MAX_PARTITIONS, PARTITIONS
 from sessionstore.storage._recorder import (
     BodyRow,
@@ -200,6 +206,29 @@ assert tuple(name for name, _ in _EVENT_COLUMNS) == _ROW_FIELDS
 _CITUS = sa.text("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
 _IS_DISTRIBUTED = sa.text(
     "SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass(:t))"
+)
+_REDACTED_BODIES = "sessionstore_delete_redacted_bodies(text, text[])"
+"""The function a redaction deletes its bodies through (revision 0010)."""
+_DELETE_REDACTED_BODIES = sa.text(
+    "SELECT sessionstore_delete_redacted_bodies(:session_id, :digests)"
+)
+APPLICATION_PRIVILEGES: dict[str, tuple[str, ...]] = {
+    "sessions": ("SELECT", "INSERT", "UPDATE"),
+    "events": ("SELECT", "INSERT"),
+    "blobs": ("SELECT", "INSERT"),
+    "snapshots": ("SELECT", "INSERT", "DELETE"),
+    "session_tags": ("SELECT", "INSERT", "DELETE"),
+    "search_index": ("SELECT", "INSERT", "DELETE"),
+    "alembic_version": ("SELECT",),
+}
+"""What the store does to each table, and so all that `grant` lets an application's role do:
+a head moves (`sessions` UPDATE); events and bodies are only inserted (a redaction deletes
+bodies through `_REDACTED_BODIES`); a snapshot, a tag or an index row may be replaced or
+forgotten. The revision is only read: the owner migrates."""
+_ROLE = sa.text(
+    "SELECT r.rolsuper, EXISTS (SELECT 1 FROM pg_tables t WHERE t.tablename = 'events' "
+    "AND t.schemaname = current_schema() AND t.tableowner = r.rolname) AS owns "
+    "FROM pg_roles r WHERE r.rolname = :role"
 )
 _SHARD_GUARDS_OF_BLOBS = (
     "DROP TRIGGER IF EXISTS blobs_guard ON blobs",
@@ -410,6 +439,11 @@ class PostgresRecorder(SqlRecorder):
         (read committed) the statements after this one see its events."""
         conn.execute(_HOLD_SESSION, {"session_id": session_id}).all()
 
+    def _forget_bodies(self, conn: sa.Connection, session_id: str, digests: Sequence[str]) -> None:
+        """Through the function that checks the redaction names them (revision 0010), so that
+        the application's role needs no DELETE on `blobs` (`grant`)."""
+        conn.execute(_DELETE_REDACTED_BODIES, {"session_id": session_id, "digests": list(digests)})
+
     def _insert_index(self) -> sa.Insert:
         return search_index.insert().values(
             terms=sa.func.to_tsvector(_SIMPLE, sa.bindparam("terms", type_=sa.Text))
@@ -514,6 +548,59 @@ class PostgresRecorder(SqlRecorder):
                 done.append(table)
         self._distributed = True
         return done
+
+    def grant(self, role: str) -> list[str]:
+        """Let `role` use the store, and no more (`sessionstore db grant ROLE`): what it may do
+        to each table (`APPLICATION_PRIVILEGES`), the redaction's function, the sequences,
+        and the schema. Whatever it held on the tables before is revoked first, so a role
+        granted more by hand is narrowed. Returns a line per table: what it may do now.
+
+        For that role the grants alone keep the promises that triggers keep for the owner:
+        no UPDATE, DELETE or TRUNCATE of `events`, no UPDATE or TRUNCATE of `blobs`, and a
+        body deleted only through `sessionstore_delete_redacted_bodies`, which checks that a
+        redaction of the session names it. They hold on one server and on a Citus cluster
+        alike, where Citus passes grants on to every shard. `InvalidArgument` for a role that
+        does not exist, is a superuser (whom no grant binds) or owns the tables;
+        `SchemaMismatch` for a database not at this version's head."""
+        from sessionstore.storage._migrate import head_revision, upgrade_command
+
+        with self._writing() as conn:
+            state = self._state(conn)
+            if state.revision != head_revision():
+                raise SchemaMismatch(
+                    f"{shown_url(self.url)} is at {state.revision or 'nothing'}, not at this "
+                    f"version's head {head_revision()}: {upgrade_command(shown_url(self.url))} "
+                    "first"
+                )
+            found = conn.execute(_ROLE, {"role": role}).first()
+            if found is None:
+                raise InvalidArgument(
+                    f"no role {role!r} on this server: create it first (CREATE ROLE ... LOGIN)"
+                )
+            if found.rolsuper:
+                raise InvalidArgument(
+                    f"{role!r} is a superuser, whom no grant binds: grant a role that is not"
+                )
+            if found.owns:
+                raise InvalidArgument(
+                    f"{role!r} owns the store's tables, and an owner may do anything to them: "
+                    "grant a role of the application's that does not"
+                )
+            quoted = conn.dialect.identifier_preparer.quote(role)
+            schema = conn.dialect.identifier_preparer.quote(
+                conn.execute(sa.text("SELECT current_schema()")).scalar_one()
+            )
+            tables = ", ".join(APPLICATION_PRIVILEGES)
+            conn.execute(sa.text(f"GRANT USAGE ON SCHEMA {schema} TO {quoted}"))
+            conn.execute(sa.text(f"REVOKE ALL ON {tables} FROM {quoted}"))
+            for table, privileges in APPLICATION_PRIVILEGES.items():
+                conn.execute(sa.text(f"GRANT {', '.join(privileges)} ON {table} TO {quoted}"))
+            conn.execute(sa.text(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {quoted}"))
+            conn.execute(sa.text(f"GRANT EXECUTE ON FUNCTION {_REDACTED_BODIES} TO {quoted}"))
+        return [
+            f"{table}: {', '.join(privileges)}"
+            for table, privileges in APPLICATION_PRIVILEGES.items()
+        ] + [f"{_REDACTED_BODIES}: EXECUTE (a body is deleted only through it)"]
 
     def _migration_lock(self, conn: sa.Connection) -> None:
         """Two processes opening the same empty database must not both create the schema: the

@@ -98,7 +98,7 @@ def test_db_upgrade_then_current_on_the_default_file(tmp_path: Path) -> None:
     current = sessionstore("db", "current", cwd=tmp_path)
 
     assert upgraded.returncode == 0, upgraded.stderr
-    assert current.stdout == "database at 0009; this version's head is 0009\n"
+    assert current.stdout == "database at 0010; this version's head is 0010\n"
     assert (tmp_path / "sessions.db").exists()
 
 

@@ -362,9 +362,9 @@ def test_bad_options_and_unknown_ids_are_one_line(cli: Cli) -> None:
 
 def test_db_commands_report_the_revision(cli: Cli) -> None:
     current = cli("db", "current")
-    assert current.code == 0 and current.out.startswith("database at 0009")
+    assert current.code == 0 and current.out.startswith("database at 0010")
     assert (
-        cli("db", "upgrade").out == "nothing to do: the database is at 0009, this version's head\n"
+        cli("db", "upgrade").out == "nothing to do: the database is at 0010, this version's head\n"
     )
 
 

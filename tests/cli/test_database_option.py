@@ -65,7 +65,7 @@ def test_db_after_the_command_is_the_same_as_before_it(cli: Cli, args: list[str]
 def test_db_between_db_and_its_command(cli: Cli) -> None:
     between = run(cli.capsys, "db", "--db", cli.url, "current")
     assert between == run(cli.capsys, "--db", cli.url, "db", "current")
-    assert between.out.startswith("database at 0009")
+    assert between.out.startswith("database at 0010")
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
@@ -179,7 +179,7 @@ def test_db_current_on_an_empty_database_migrates_nothing(
 ) -> None:
     sqlite3.connect(str(sa.make_url(sqlite_backend.url).database)).close()
     result = run(capsys, "--db", sqlite_backend.url, "db", "current")
-    assert result.out == "database at nothing (empty); this version's head is 0009\n"
+    assert result.out == "database at nothing (empty); this version's head is 0010\n"
     assert table_names(sqlite_backend) == set()
 
 

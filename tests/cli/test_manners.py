@@ -58,14 +58,14 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(after: float, tmp_path: P
 def test_db_upgrade_says_whether_it_created_upgraded_or_did_nothing(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
     assert sessionstore("--db", url, "db", "upgrade", cwd=tmp_path).stdout == (
-        "created the schema at 0009\n"
+        "created the schema at 0010\n"
     )
     command.downgrade(alembic_config(url), "0002")
     assert sessionstore("--db", url, "db", "upgrade", cwd=tmp_path).stdout == (
-        "upgraded the database from 0002 to 0009\n"
+        "upgraded the database from 0002 to 0010\n"
     )
     assert sessionstore("--db", url, "db", "upgrade", cwd=tmp_path).stdout == (
-        "nothing to do: the database is at 0009, this version's head\n"
+        "nothing to do: the database is at 0010, this version's head\n"
     )
 
 
@@ -82,7 +82,7 @@ def test_the_upgrade_hint_is_a_command_that_upgrades_the_database_it_was_given(
     words = shlex.split(hint.group(1))
     assert words[:2] == ["sessionstore", "--db"]
     followed = sessionstore(*words[1:], cwd=tmp_path)
-    assert followed.stdout == "upgraded the database from 0002 to 0009\n"
+    assert followed.stdout == "upgraded the database from 0002 to 0010\n"
     assert sessionstore("--db", url, "ls", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my store.db"]  # no ./sessions.db
 

@@ -60,7 +60,7 @@ def test_opening_an_empty_database_migrates_it_to_head(backend: Backend) -> None
     with SessionStore(backend.url):
         pass
     assert table_names(backend) == tables_of(backend)
-    assert stored_revision(backend) == head_revision() == "0009"
+    assert stored_revision(backend) == head_revision() == "0010"
 
 
 def test_the_written_down_head_is_the_one_alembic_finds_in_the_revisions() -> None:
@@ -84,7 +84,7 @@ def test_alembic_upgrade_head_works_from_the_repository(backend: Backend) -> Non
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert stored_revision(backend) == "0009"
+    assert stored_revision(backend) == "0010"
     with SessionStore(backend.url, migrate=False) as store:  # at head: opens without migrating
         store.append("s1", conversation(turns=1), expected_version=0)
     with pytest.raises(sa.exc.DatabaseError, match="append-only"):
@@ -131,7 +131,7 @@ def test_processes_opening_one_empty_database_together_all_succeed(backend: Back
     ]
     errors = [p.communicate(timeout=120)[1] for p in processes]
     assert [p.returncode for p in processes] == [0, 0, 0], errors
-    assert stored_revision(backend) == "0009"
+    assert stored_revision(backend) == "0010"
 
 
 def test_a_database_at_0002_upgrades_and_keeps_its_sessions(backend: Backend) -> None:

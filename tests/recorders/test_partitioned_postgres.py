@@ -266,7 +266,7 @@ def test_db_upgrade_partitions_creates_the_layout(
     postgres_backend: Backend, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--db", postgres_backend.url, "db", "upgrade", "--partitions", "3"]) == 0
-    assert capsys.readouterr().out == "created the schema at 0009\n"
+    assert capsys.readouterr().out == "created the schema at 0010\n"
     assert layout(postgres_backend) == {
         table: (f"HASH ({key})", 3) for table, key in PARTITION_KEYS.items()
     }
