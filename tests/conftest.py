@@ -79,6 +79,14 @@ CITUS = os.environ.get("SESSIONSTORE_TEST_CITUS") == "1"
 distribute: each schema a test creates at head is spread by session (`SessionStore.distribute`)
 before the test uses it, in four shards a table (`citus.shard_count`), so the behaviour suite
 runs on distributed tables. Tests that cannot hold there skip, saying why (`NOT_ON_CITUS`)."""
+ROLE = os.environ.get("SESSIONSTORE_TEST_ROLE")
+"""A PostgreSQL role the tests' stores connect as, instead of `POSTGRES_URL`'s user (who owns
+the tables): created when missing, never a superuser. Each schema a test creates at head is
+granted to it (`SessionStore.grant`) before a store uses it, as an operator runs `sessionstore
+db grant ROLE` after `db upgrade`; a store that must migrate migrates as the owner, who
+creates the tables; tests that tamper do it as the owner (`Backend.raw_engine`). So the
+behaviour suite runs with no right but those the grants give: on a Citus coordinator
+(`CITUS`), it is what keeps events insert-only and bodies deleted only by redactions."""
 TEST_PARTITIONS = 4
 """Partitions per table of the partitioned backend: enough that sessions land in different
 ones, few enough that creating a schema per test stays quick."""
@@ -213,6 +221,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         why = NOT_ON_CITUS.get(name) or NOT_ON_CITUS.get(item.nodeid)
         if CITUS and why is not None and uses_postgres(item):
             item.add_marker(pytest.mark.skip(reason=f"not on Citus: {why}"))
+        why = NOT_AS_ROLE.get(name)
+        if ROLE and why is not None and uses_postgres(item):
+            item.add_marker(pytest.mark.skip(reason=f"not as {ROLE}: {why}"))
     if "slow" in config.option.markexpr:
         return
     named = named_tests(config)
@@ -298,13 +309,16 @@ class Backend:
     url: str
     partitions: int | None = None
     """Hash partitions per table (PostgreSQL), `None` for plain tables."""
+    owner_url: str | None = None
+    """The URL as the tables' owner, where `url` connects as another role (`ROLE`)."""
 
     def raw_engine(self) -> sa.Engine:
-        """A plain engine, outside the store, for doing what the store would not. A test on
-        the memory backend skips here: it has no tables to read or change."""
+        """A plain engine, outside the store, for doing what the store would not (as the
+        tables' owner). A test on the memory backend skips here: it has no tables to read or
+        change."""
         if self.name == "memory":
             pytest.skip("not on memory: the test reads or changes SQL tables, which it has not")
-        url = sa.make_url(self.url).difference_update_query(["partitions"])
+        url = sa.make_url(self.owner_url or self.url).difference_update_query(["partitions"])
         return sa.create_engine(url, poolclass=sa.pool.NullPool)
 
     def execute(self, sql: str, **params: Any) -> None:
@@ -431,17 +445,42 @@ def fresh_database(name: str, folder: Path) -> Iterator[Backend]:
     admin = sa.create_engine(POSTGRES_URL, poolclass=sa.pool.NullPool)
     with admin.begin() as conn:
         conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        if ROLE:
+            conn.execute(sa.text(f'GRANT USAGE ON SCHEMA "{schema}" TO "{ensure_role(conn)}"'))
     query = {"options": f"-csearch_path={schema}" + (" -ccitus.shard_count=4" if CITUS else "")}
     partitions = TEST_PARTITIONS if name == "postgresql-partitioned" else None
     if partitions is not None:
         query["partitions"] = str(partitions)
     url = sa.make_url(POSTGRES_URL).update_query_dict(query)
+    owner = url.render_as_string(hide_password=False)
+    connecting = url.set(username=ROLE).render_as_string(hide_password=False) if ROLE else owner
     try:
-        yield Backend("postgresql", url.render_as_string(hide_password=False), partitions)
+        yield Backend("postgresql", connecting, partitions, owner if ROLE else None)
     finally:
         with admin.begin() as conn:
             conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+def ensure_role(conn: sa.Connection) -> str:
+    """`ROLE`, created (able to log in) unless it exists: by whichever process gets there
+    first (another test process may create it meanwhile)."""
+    assert ROLE is not None
+    if conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": ROLE}).first():
+        return ROLE
+    try:
+        with conn.begin_nested():
+            conn.execute(sa.text(f'CREATE ROLE "{ROLE}" LOGIN'))
+    except sa.exc.DBAPIError as exc:
+        if "already exists" not in str(exc):
+            raise
+    return ROLE
+
+
+def as_owner(url: sa.URL) -> str:
+    """`url` as `POSTGRES_URL`'s user, the tables' owner (where it names `ROLE`)."""
+    owner = sa.make_url(POSTGRES_URL).username
+    return url.set(username=owner).render_as_string(hide_password=False)
 
 
 @pytest.fixture
@@ -466,8 +505,9 @@ _RECORDING: list[bool] = []
 """Not empty while `schema_statements` records a migration (which is not distributed then)."""
 
 _BLOBS_GUARD = (
-    "Citus runs no trigger that reads another table on a shard, so a body's delete is not "
-    "checked against the redaction that names it there (`PostgresRecorder.distribute`)"
+    "it tampers as the tables' owner, and on Citus no trigger of a shard can read `events`, so "
+    "the owner's delete of a body is not checked against the redaction naming it there; the "
+    "application's role is held to it by its grants (tests/contract/test_grants.py)"
 )
 _DOWNGRADES = (
     "it takes the schema back to an older revision; the revisions downgrade tables on one "
@@ -492,26 +532,74 @@ NOT_ON_CITUS: dict[str, str] = {
 test's name, or one case by its node id."""
 
 
+_MIGRATES = (
+    "it runs the Alembic revisions itself, or takes the schema back to an older revision: the "
+    "tables' owner's steps, which the application's role never takes (its stores' migrations "
+    "run as the owner: `set_up_as_an_operator`)"
+)
+NOT_AS_ROLE: dict[str, str] = {
+    "test_alembic_upgrade_head_works_from_the_repository": _MIGRATES,
+    "test_alembic_upgrade_head_from_the_repository_creates_the_same_layout": _MIGRATES,
+    "test_downgrade_to_base_and_upgrade_again": _MIGRATES,
+    "test_the_revisions_match_the_declared_tables": _MIGRATES,
+    "test_processes_opening_one_empty_database_together_all_succeed": _MIGRATES,
+    "test_a_database_at_0002_upgrades_and_keeps_its_sessions": _MIGRATES,
+    "test_a_database_at_0003_upgrades_with_its_counters_filled_in": _MIGRATES,
+    "test_a_store_that_upgrades_from_0003_counts_every_session": _MIGRATES,
+    "test_a_database_at_0004_is_indexed_by_its_upgrade": _MIGRATES,
+    "test_the_upgrade_to_bodies_per_session_copies_what_each_session_holds": _MIGRATES,
+    "test_another_applications_alembic_revision_is_refused_and_left_alone": (
+        "the other application's `alembic_version` is its owner's, which the role may not "
+        "read: opening it is `DatabaseUnavailable` (permission denied), and nothing is changed"
+    ),
+}
+"""Tests of the behaviour suite that skip where the stores connect as `ROLE`, and why."""
+
+
 @pytest.fixture(autouse=True)
-def distributed_on_citus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a Citus coordinator (`CITUS`), a schema a store of this process creates is
-    distributed as soon as it is at head, as an operator runs `sessionstore db distribute`
-    after `db upgrade` (a store another process opens, the CLI's, keeps its tables on the
-    coordinator)."""
-    if not CITUS:
+def set_up_as_an_operator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema a store of this process migrates is set up as an operator would, as soon as it
+    is at head: on a Citus coordinator (`CITUS`) distributed (`sessionstore db distribute`),
+    and where the stores connect as `ROLE`, migrated by the tables' owner and granted to the
+    role (`sessionstore db grant`); at an older revision the role may read it, as it must to
+    find it needs upgrading. (A store another process opens, the CLI's, gets neither.)"""
+    if not CITUS and not ROLE:
         return
+    from sessionstore.storage import open_recorder
     from sessionstore.storage._postgres import PostgresRecorder
 
     migrate = PostgresRecorder.migrate
 
-    def migrate_and_distribute(self: PostgresRecorder, revision: str, *, refuse: Any) -> None:
-        migrate(self, revision, refuse=refuse)
-        state = self.database_state()
-        spread = state.distributed
-        if revision == "head" and spread is not None and not spread and not _RECORDING:
-            self.distribute()
+    def migrate_as_an_operator(self: PostgresRecorder, revision: str, *, refuse: Any) -> None:
+        owner = open_recorder(as_owner(self.url)) if ROLE else self
+        assert isinstance(owner, PostgresRecorder)
+        try:
+            migrate(owner, revision, refuse=refuse)
+            if _RECORDING:
+                return
+            if revision != "head":
+                if ROLE:
+                    tables = f'ALL TABLES IN SCHEMA "{schema_of(self.url)}"'
+                    with owner.engine.begin() as conn:
+                        conn.exec_driver_sql(f'GRANT SELECT ON {tables} TO "{ROLE}"')
+                return
+            if CITUS and owner.database_state().distributed == frozenset():
+                owner.distribute()
+            if ROLE:
+                owner.grant(ROLE)
+                self.database_state()  # as at open: whether its tables are distributed
+        finally:
+            if owner is not self:
+                owner.close()
 
-    monkeypatch.setattr(PostgresRecorder, "migrate", migrate_and_distribute)
+    monkeypatch.setattr(PostgresRecorder, "migrate", migrate_as_an_operator)
+
+
+def schema_of(url: sa.URL | str) -> str:
+    """The schema a test's PostgreSQL URL puts first on the search path."""
+    options = sa.make_url(url).query["options"]
+    assert isinstance(options, str)
+    return options.split("search_path=")[1].split()[0]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -572,9 +660,12 @@ def create_schema(backend: Backend) -> None:
                 conn.exec_driver_sql(statement, parameters)
     finally:
         engine.dispose()
-    if CITUS:
-        with SessionStore(backend.url) as store:
-            store.distribute()
+    if CITUS or ROLE:
+        with SessionStore(backend.owner_url or backend.url) as store:
+            if CITUS:
+                store.distribute()
+            if ROLE:
+                store.grant(ROLE)
 
 
 def schema_statements(partitions: int | None) -> list[tuple[str, Any]]:

@@ -31,16 +31,16 @@ down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-_CREATE = """CREATE FUNCTION sessionstore_delete_redacted_bodies(of_session text, digests text[])
+_CREATE = """CREATE FUNCTION sessionstore_delete_redacted_bodies(of_session varchar, digests text[])
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
-  named text[];
+  redactions jsonb;
 BEGIN
-  named := ARRAY(
-    SELECT jsonb_array_elements_text(payload -> 'digests') FROM events
-    WHERE session_id = of_session AND type = 'ContentRedacted'
-  );
-  IF NOT digests <@ named THEN
+  SELECT jsonb_agg(payload -> 'digests') INTO redactions FROM events
+    WHERE session_id = of_session AND type = 'ContentRedacted';
+  IF NOT digests <@ ARRAY(
+    SELECT jsonb_array_elements_text(jsonb_array_elements(coalesce(redactions, '[]')))
+  ) THEN
     RAISE EXCEPTION 'blobs: DELETE refused (a body is deleted only by a redaction that names it)'
       USING ERRCODE = 'restrict_violation';
   END IF;
@@ -48,7 +48,7 @@ BEGIN
 END
 $$"""
 
-_SIGNATURE = "sessionstore_delete_redacted_bodies(text, text[])"
+_SIGNATURE = "sessionstore_delete_redacted_bodies(varchar, text[])"
 
 
 def upgrade() -> None:

@@ -14,6 +14,7 @@ from sessionstore.storage import (
     DISTRIBUTION,
     MAX_PARTITIONS,
     PARTITIONS,
+    REDACTED_BODIES,
     counts_missing,
     distribute,
     grant,
@@ -133,13 +134,17 @@ def db_grant(app: Cli, role: str) -> None:
 
 
 def _spread(distributed: frozenset[str]) -> str:
-    """What `db current` says of a Citus database: which tables the cluster spreads."""
-    wanted = [table for table, _ in DISTRIBUTION]
+    """What `db current` says of a Citus database: which tables the cluster spreads, and
+    whether it runs the redaction's function on the session's worker."""
+    wanted = [table for table, _ in DISTRIBUTION] + [REDACTED_BODIES]
     if set(wanted) <= distributed:
-        return f"Citus: every table is distributed by session ({', '.join(wanted)})"
+        return (
+            f"Citus: every table is distributed by session ({', '.join(wanted[:-1])}), and "
+            "redactions delete bodies on the session's worker"
+        )
     if not distributed:
         return "Citus: the tables are not distributed (sessionstore db distribute)"
-    missing = [table for table in wanted if table not in distributed]
+    missing = [name for name in wanted if name not in distributed]
     return f"Citus: {', '.join(missing)} not distributed yet (sessionstore db distribute)"
 
 

@@ -40,7 +40,13 @@ from sessionstore.storage._recorder import (
     StoredEvent,
 )
 from sessionstore.storage._rows import SessionInfo, as_utc, chain_link
-from sessionstore.storage._schema import DISTRIBUTION, SESSION_ID_LENGTH, compared, metadata
+from sessionstore.storage._schema import (
+    DISTRIBUTION,
+    REDACTED_BODIES,
+    SESSION_ID_LENGTH,
+    compared,
+    metadata,
+)
 from sessionstore.storage._sqlite import SqliteSynchronous
 
 __all__ = [
@@ -48,6 +54,7 @@ __all__ = [
     "DISTRIBUTION",
     "MAX_PARTITIONS",
     "PARTITIONS",
+    "REDACTED_BODIES",
     "SESSION_ID_LENGTH",
     "BodyRow",
     "EventRow",

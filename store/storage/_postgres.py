@@ -24,6 +24,12 @@ session's worker, rather than as the one statement below (which Citus would spli
 distributed subplans and a two-phase commit), and sets `lock_timeout` in each write's
 transaction, which Citus passes on to its workers.
 
+Roles: a redaction deletes its bodies through `REDACTED_BODIES`, a function that checks that a
+redaction of the session names them and runs as its owner, so the role an application
+connects as needs no DELETE on `blobs`; `grant` gives a role exactly what the store does
+(`APPLICATION_PRIVILEGES`), which keeps events insert-only and bodies deleted only by
+redactions for that role by grants alone, on one server and on Citus.
+
 An append on psycopg is one statement, sent on an autocommit connection, so it is its own
 transaction and one round trip: a data-modifying `WITH` moves the head (or inserts the
 `sessions` row), inserts the events and the session's bodies only for a head that moved, and
@@ -68,7 +74,13 @@ from sessionstore.storage._recorder import (
     SessionMetadata,
     compactions_in,
 )
-from sessionstore.storage._schema import DISTRIBUTION, events, search_index, sessions
+from sessionstore.storage._schema import (
+    DISTRIBUTION,
+    REDACTED_BODIES,
+    events,
+    search_index,
+    sessions,
+)
 from sessionstore.storage._sql import (
     PAGE,
     Matching,
@@ -207,8 +219,6 @@ _CITUS = sa.text("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
 _IS_DISTRIBUTED = sa.text(
     "SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass(:t))"
 )
-_REDACTED_BODIES = "sessionstore_delete_redacted_bodies(text, text[])"
-"""The function a redaction deletes its bodies through (revision 0010)."""
 _DELETE_REDACTED_BODIES = sa.text(
     "SELECT sessionstore_delete_redacted_bodies(:session_id, :digests)"
 )
@@ -223,12 +233,48 @@ APPLICATION_PRIVILEGES: dict[str, tuple[str, ...]] = {
 }
 """What the store does to each table, and so all that `grant` lets an application's role do:
 a head moves (`sessions` UPDATE); events and bodies are only inserted (a redaction deletes
-bodies through `_REDACTED_BODIES`); a snapshot, a tag or an index row may be replaced or
+bodies through `REDACTED_BODIES`); a snapshot, a tag or an index row may be replaced or
 forgotten. The revision is only read: the owner migrates."""
 _ROLE = sa.text(
     "SELECT r.rolsuper, EXISTS (SELECT 1 FROM pg_tables t WHERE t.tablename = 'events' "
     "AND t.schemaname = current_schema() AND t.tableowner = r.rolname) AS owns "
     "FROM pg_roles r WHERE r.rolname = :role"
+)
+_DELEGATED_REDACTED_BODIES = """CREATE OR REPLACE FUNCTION
+sessionstore_delete_redacted_bodies(of_session varchar, digests text[])
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+  redactions jsonb;
+BEGIN
+  SELECT jsonb_agg(payload -> 'digests') INTO redactions FROM events
+    WHERE session_id = of_session AND type = 'ContentRedacted';
+  IF NOT digests <@ ARRAY(
+    SELECT jsonb_array_elements_text(jsonb_array_elements(coalesce(redactions, '[]')))
+  ) THEN
+    RAISE EXCEPTION 'blobs: DELETE refused (a body is deleted only by a redaction that names it)'
+      USING ERRCODE = 'restrict_violation';
+  END IF;
+  EXECUTE format('DELETE FROM %s WHERE session_id = $1 AND digest = ANY($2)',
+    shard_name('blobs'::regclass, get_shard_id_for_distribution_column('blobs', of_session)))
+    USING of_session, digests;
+END
+$$"""
+"""On Citus, the redaction's function (revision 0010) as it runs on the session's worker,
+where `distribute` delegates every call of it, inside the caller's transaction
+(`force_delegation`): so the rows the caller's transaction wrote there are the ones it reads,
+and its owner's rights are taken on that worker, over the caller's own connection (on the
+coordinator they would need a second connection to the worker, as another user, which Citus
+refuses within one transaction). It checks the redaction as the revision's does, then
+deletes from the session's shard of `blobs`, found by the session: a DELETE of the
+distributed table would be checked by Citus against the delegated session with a collation
+and length it does not carry (Citus 13.2 compares the two constants whole), and refused."""
+_DELEGATE_REDACTED_BODIES = sa.text(
+    "SELECT create_distributed_function(:f, 'of_session', colocate_with => 'sessions', "
+    "force_delegation => true)"
+)
+_IS_DELEGATED = sa.text(
+    "SELECT EXISTS (SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass "
+    "AND objid = to_regprocedure(:f) AND distribution_argument_index IS NOT NULL)"
 )
 _SHARD_GUARDS_OF_BLOBS = (
     "DROP TRIGGER IF EXISTS blobs_guard ON blobs",
@@ -485,8 +531,10 @@ class PostgresRecorder(SqlRecorder):
             spread = {
                 t for t, _ in DISTRIBUTION if conn.execute(_IS_DISTRIBUTED, {"t": t}).scalar()
             }
-            state = state._replace(distributed=frozenset(spread))
             self._distributed = bool(spread)
+            if conn.execute(_IS_DELEGATED, {"f": REDACTED_BODIES}).scalar_one():
+                spread.add(REDACTED_BODIES)
+            state = state._replace(distributed=frozenset(spread))
         return state
 
     @contextlib.contextmanager
@@ -506,16 +554,20 @@ class PostgresRecorder(SqlRecorder):
         """Spread the tables over a Citus cluster by session (`sessionstore db distribute`):
         `sessions` by its id, the others by `session_id` colocated with it, so every row of a
         session lives on one worker and each statement of a session goes to that worker alone.
-        Returns the tables distributed now (none when all were: it can be run again).
+        Then it has Citus run the redaction's function (`REDACTED_BODIES`) on the session's
+        worker (`_DELEGATED_REDACTED_BODIES`). Returns what it distributed now, tables and
+        function (none when all were: it can be run again).
 
-        The guards that need no other table stay, as triggers on every shard: `events` refuse
+        For the application's role (`grant`) the grants keep the promises, and need no
+        trigger: it can neither change nor delete an event or a body, but delete a body
+        through that function, which checks that a redaction names it. For the owner the
+        guards that need no other table stay, as triggers on every shard: `events` refuse
         any UPDATE, DELETE or TRUNCATE, `blobs` any UPDATE or TRUNCATE (Citus copies triggers
         to shards only under `citus.enable_unsafe_triggers`, set for this transaction alone;
-        they fire without it). The guard that let a body be deleted only by a redaction that
-        names it looks up `events` from a row of `blobs`, which a shard cannot: on Citus it
-        is dropped, a body is deleted only by the store's redactions (in the transaction that
-        appends the `ContentRedacted` naming it), and `verify` reports a body gone that no
-        redaction deleted. `SchemaMismatch` on a database without Citus or not at head."""
+        they fire without it). The trigger that let the owner delete a body only when a
+        redaction names it looks up `events` from a row of `blobs`, which a shard cannot: on
+        Citus it is dropped, and `verify` reports a body gone that no redaction deleted.
+        `SchemaMismatch` on a database without Citus or not at head."""
         from sessionstore.storage._migrate import head_revision, upgrade_command
 
         with self._writing() as conn:
@@ -547,6 +599,13 @@ class PostgresRecorder(SqlRecorder):
                 )
                 done.append(table)
         self._distributed = True
+        # its own transaction: in the one that distributed the tables, Citus's propagation of
+        # the function to the nodes waits for a lock that transaction holds (a deadlock)
+        with self._writing() as conn:
+            if not conn.execute(_IS_DELEGATED, {"f": REDACTED_BODIES}).scalar_one():
+                conn.execute(sa.text(_DELEGATED_REDACTED_BODIES))
+                conn.execute(_DELEGATE_REDACTED_BODIES, {"f": REDACTED_BODIES})
+                done.append(REDACTED_BODIES)
         return done
 
     def grant(self, role: str) -> list[str]:
@@ -596,11 +655,11 @@ class PostgresRecorder(SqlRecorder):
             for table, privileges in APPLICATION_PRIVILEGES.items():
                 conn.execute(sa.text(f"GRANT {', '.join(privileges)} ON {table} TO {quoted}"))
             conn.execute(sa.text(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {quoted}"))
-            conn.execute(sa.text(f"GRANT EXECUTE ON FUNCTION {_REDACTED_BODIES} TO {quoted}"))
+            conn.execute(sa.text(f"GRANT EXECUTE ON FUNCTION {REDACTED_BODIES} TO {quoted}"))
         return [
             f"{table}: {', '.join(privileges)}"
             for table, privileges in APPLICATION_PRIVILEGES.items()
-        ] + [f"{_REDACTED_BODIES}: EXECUTE (a body is deleted only through it)"]
+        ] + [f"{REDACTED_BODIES}: EXECUTE (a body is deleted only through it)"]
 
     def _migration_lock(self, conn: sa.Connection) -> None:
         """Two processes opening the same empty database must not both create the schema: the

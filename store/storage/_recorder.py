@@ -372,7 +372,8 @@ class DatabaseState(NamedTuple):
     file: str | None = None
     """The file it lives in, as the URL names it (a SQLite file); `None` for any other."""
     distributed: frozenset[str] | None = None
-    """Its tables that Citus spreads over workers, on a database with the Citus extension
+    """Its tables that Citus spreads over workers, and the redaction's function once Citus
+    delegates it to them (`REDACTED_BODIES`), on a database with the Citus extension
     (`PostgresRecorder.distribute`); `None` where there is no Citus."""
 
 

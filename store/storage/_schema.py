@@ -192,6 +192,13 @@ DISTRIBUTION = (
 """Each table Citus spreads over a cluster (`sessionstore db distribute`), and the column it
 spreads it by: the session, everywhere, so a session's rows live on one worker."""
 
+REDACTED_BODIES = "sessionstore_delete_redacted_bodies(varchar, text[])"
+"""PostgreSQL's function through which a redaction deletes its session's bodies, after
+checking that a `ContentRedacted` of the session names them (revision 0010): the only way
+an application's role may delete one (`sessionstore db grant`). Its session is a `varchar`,
+the type of `session_id`, so that Citus, which runs it on the session's worker, matches it
+with the session its statements filter by."""
+
 DIALECT_PARTS = ("search_fts", "search_pending", "ix_search_index_terms")
 """Names the revisions create per dialect and no declared table has: SQLite's FTS5 table (and
 its shadow tables `search_fts_*`) and the rows waiting for it (`search_pending`, revision

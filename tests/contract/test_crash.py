@@ -14,7 +14,7 @@ from pathlib import Path
 from sessionstore import SessionStore
 from sessionstore.events import MessageAppended
 from sessionstore.projections import context_of
-from tests.conftest import Backend
+from tests.conftest import Backend, create_schema
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,6 +37,7 @@ while True:
 def test_sigkill_mid_stream_leaves_every_committed_event_and_a_valid_chain(
     backend: Backend,
 ) -> None:
+    create_schema(backend)  # as an operator does: the child only appends
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, backend.url],
         cwd=REPO,
@@ -96,6 +97,7 @@ while True:
 
 
 def test_an_agent_killed_mid_run_resumes_with_the_identical_context(backend: Backend) -> None:
+    create_schema(backend)  # as an operator does: the child only appends
     agent = subprocess.Popen(
         [sys.executable, "-c", AGENT, backend.url],
         cwd=REPO,
