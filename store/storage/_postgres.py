@@ -568,21 +568,13 @@ class PostgresRecorder(SqlRecorder):
         redaction names it looks up `events` from a row of `blobs`, which a shard cannot: on
         Citus it is dropped, and `verify` reports a body gone that no redaction deleted.
         `SchemaMismatch` on a database without Citus or not at head."""
-        from sessionstore.storage._migrate import head_revision, upgrade_command
-
         with self._writing() as conn:
             if not conn.execute(_CITUS).scalar_one():
                 raise SchemaMismatch(
                     f"{shown_url(self.url)} has no Citus extension (CREATE EXTENSION citus, on "
                     "the coordinator of a cluster) to distribute its tables with"
                 )
-            state = self._state(conn)
-            if state.revision != head_revision():
-                raise SchemaMismatch(
-                    f"{shown_url(self.url)} is at {state.revision or 'nothing'}, not at this "
-                    f"version's head {head_revision()}: {upgrade_command(shown_url(self.url))} "
-                    "first"
-                )
+            state = self._at_head(conn)
             assert state.distributed is not None
             conn.execute(sa.text("SET LOCAL citus.enable_unsafe_triggers = on"))
             if "blobs" not in state.distributed:
@@ -621,16 +613,8 @@ class PostgresRecorder(SqlRecorder):
         alike, where Citus passes grants on to every shard. `InvalidArgument` for a role that
         does not exist, is a superuser (whom no grant binds) or owns the tables;
         `SchemaMismatch` for a database not at this version's head."""
-        from sessionstore.storage._migrate import head_revision, upgrade_command
-
         with self._writing() as conn:
-            state = self._state(conn)
-            if state.revision != head_revision():
-                raise SchemaMismatch(
-                    f"{shown_url(self.url)} is at {state.revision or 'nothing'}, not at this "
-                    f"version's head {head_revision()}: {upgrade_command(shown_url(self.url))} "
-                    "first"
-                )
+            self._at_head(conn)
             found = conn.execute(_ROLE, {"role": role}).first()
             if found is None:
                 raise InvalidArgument(
@@ -660,6 +644,18 @@ class PostgresRecorder(SqlRecorder):
             f"{table}: {', '.join(privileges)}"
             for table, privileges in APPLICATION_PRIVILEGES.items()
         ] + [f"{REDACTED_BODIES}: EXECUTE (a body is deleted only through it)"]
+
+    def _at_head(self, conn: sa.Connection) -> DatabaseState:
+        """The database's state; `SchemaMismatch` unless it is at this version's head."""
+        from sessionstore.storage._migrate import head_revision, upgrade_command
+
+        state = self._state(conn)
+        if state.revision != head_revision():
+            raise SchemaMismatch(
+                f"{shown_url(self.url)} is at {state.revision or 'nothing'}, not at this "
+                f"version's head {head_revision()}: {upgrade_command(shown_url(self.url))} first"
+            )
+        return state
 
     def _migration_lock(self, conn: sa.Connection) -> None:
         """Two processes opening the same empty database must not both create the schema: the

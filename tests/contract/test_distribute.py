@@ -35,3 +35,19 @@ def test_db_distribute_without_citus_is_one_line_and_exit_1(
     assert len(err.strip().splitlines()) == 1
     assert main(["--db", sqlite_backend.url, "db", "current"]) == 0
     assert "Citus" not in capsys.readouterr().out
+
+
+def test_db_current_on_citus_says_every_table_is_spread_and_the_function_delegated(
+    postgres_backend: Backend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not CITUS:
+        pytest.skip("on a Citus coordinator only (SESSIONSTORE_TEST_CITUS=1: tests/conftest.py)")
+    url = postgres_backend.owner_url or postgres_backend.url
+    SessionStore(url).close()  # migrated, then distributed as an operator does (conftest)
+    assert main(["--db", url, "db", "current"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "Citus: every table is distributed by session (sessions, events, snapshots, blobs, "
+        "session_tags, search_index), and redactions delete bodies on the session's worker"
+    )
+    assert main(["--db", url, "db", "distribute"]) == 0
+    assert capsys.readouterr().out.startswith("nothing to do: every table is distributed")
