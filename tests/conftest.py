@@ -40,6 +40,7 @@ import sqlalchemy as sa
 
 import sessionstore
 from sessionstore import SessionStore
+from sessionstore.storage import Recorder, distribute, grant, open_recorder
 from sessionstore.storage._memory import database_named as memory_database
 from sessionstore.storage._memory import discard as discard_memory_database
 
@@ -565,7 +566,6 @@ def set_up_as_an_operator(monkeypatch: pytest.MonkeyPatch) -> None:
     find it needs upgrading. (A store another process opens, the CLI's, gets neither.)"""
     if not CITUS and not ROLE:
         return
-    from sessionstore.storage import open_recorder
     from sessionstore.storage._postgres import PostgresRecorder
 
     migrate = PostgresRecorder.migrate
@@ -583,16 +583,23 @@ def set_up_as_an_operator(monkeypatch: pytest.MonkeyPatch) -> None:
                     with owner.engine.begin() as conn:
                         conn.exec_driver_sql(f'GRANT SELECT ON {tables} TO "{ROLE}"')
                 return
-            if CITUS and owner.database_state().distributed == frozenset():
-                owner.distribute()
+            set_up_at_head(owner)
             if ROLE:
-                owner.grant(ROLE)
                 self.database_state()  # as at open: whether its tables are distributed
         finally:
             if owner is not self:
                 owner.close()
 
     monkeypatch.setattr(PostgresRecorder, "migrate", migrate_as_an_operator)
+
+
+def set_up_at_head(owner: Recorder) -> None:
+    """What an operator runs on a schema at head, through a recorder of the tables' owner:
+    `db distribute` on a Citus coordinator (`CITUS`), `db grant` for `ROLE`."""
+    if CITUS and owner.database_state().distributed == frozenset():
+        distribute(owner)
+    if ROLE:
+        grant(owner, ROLE)
 
 
 def schema_of(url: sa.URL | str) -> str:
@@ -661,11 +668,11 @@ def create_schema(backend: Backend) -> None:
     finally:
         engine.dispose()
     if CITUS or ROLE:
-        with SessionStore(backend.owner_url or backend.url) as store:
-            if CITUS:
-                store.distribute()
-            if ROLE:
-                store.grant(ROLE)
+        owner = open_recorder(backend.owner_url or backend.url)
+        try:
+            set_up_at_head(owner)
+        finally:
+            owner.close()
 
 
 def schema_statements(partitions: int | None) -> list[tuple[str, Any]]:
